@@ -1,0 +1,204 @@
+"""Settings: one typed object, a section per module, the article's numbers as defaults.
+
+Sources, highest first: keyword arguments, ``HERMES_*`` environment variables (nested with
+``__``, e.g. ``HERMES_SESSIONS__IDLE_TTL_S=600``), a YAML file (``HERMES_CONFIG`` or
+``Settings.load(path)``), then the defaults below. Built only by the service and the CLI; tests
+construct it directly. Invalid values raise :class:`~hermes_desk.errors.ConfigError` naming the
+field.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ValidationError as PydanticValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from hermes_desk.errors import ConfigError
+
+__all__ = [
+    "BreakerSettings",
+    "LlmSettings",
+    "McpServerSettings",
+    "MemorySettings",
+    "NluSettings",
+    "ServiceSettings",
+    "SessionSettings",
+    "Settings",
+    "ToolSettings",
+    "WorkflowSettings",
+]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ServiceSettings(_Section):
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=1, le=65535)
+    data_dir: Path = Path("./data")
+    pack: str = Field("ecommerce", description="bundled pack name or a path to a pack folder")
+    backend_url: str = "http://127.0.0.1:8100"
+    request_timeout_s: float = Field(30.0, gt=0, description="global per-request limit (W7)")
+    max_body_bytes: int = Field(64 * 1024, gt=0)
+    max_text_chars: int = Field(2_000, gt=0)
+    api_keys: dict[str, str] = Field(
+        default_factory=dict, description="API key → tenant; empty = no auth, tenant 'default'"
+    )
+
+
+class SessionSettings(_Section):
+    store: Literal["memory", "redis"] = "memory"
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    idle_ttl_s: float = Field(15 * 60, gt=0, description="idle expiry (article: 15 min)")
+    sweep_interval_s: float = Field(60, gt=0)
+    user_hash_key: str = Field("", description="when set, session ids carry a keyed user hash")
+    context_budget_tokens: int = Field(1_500, gt=0)
+    overlap_threshold: float = Field(0.3, ge=0, le=1, description="TF-IDF keyword overlap > 0.3")
+    anchor_neighbours: int = Field(1, ge=0)
+    tokenizer_model: str = "gpt-4o-mini"
+
+
+class NluSettings(_Section):
+    classifier: str = Field("linear", description="'linear' (default, measured best) or 'crf'")
+    oos_threshold: float = Field(0.5, ge=0, le=1)
+    model_dir: Path | None = Field(None, description="cache for trained models; default data_dir")
+
+
+class BreakerSettings(_Section):
+    consecutive_timeouts: int = Field(3, ge=1)
+    slow_call_s: float = Field(3.0, gt=0)
+    failures: int = Field(5, ge=1)
+    open_s: float = Field(600.0, gt=0, description="open for 10 min")
+    store: Literal["memory", "redis"] = "memory"
+    redis_url: str = "redis://127.0.0.1:6379/0"
+
+
+class ToolSettings(_Section):
+    default_timeout_s: float = Field(3.0, gt=0)
+    breaker: BreakerSettings = BreakerSettings()
+
+
+class WorkflowSettings(_Section):
+    step_timeout_s: float = Field(10.0, gt=0)
+    max_retries: int = Field(2, ge=0)
+    retry_backoff_s: float = Field(0.2, ge=0)
+    deadline_s: float = Field(15 * 60, gt=0)
+    watchdog_interval_s: float = Field(30.0, gt=0)
+    snapshot_store: Literal["sqlite", "redis"] = "sqlite"
+    snapshot_ttl_s: float = Field(24 * 3600, gt=0)
+    redis_url: str = "redis://127.0.0.1:6379/0"
+
+
+class MemorySettings(_Section):
+    store: Literal["sqlite", "postgres"] = "sqlite"
+    postgres_dsn: str = "postgresql://127.0.0.1:5432/test"
+    short_term_ttl_s: float = Field(15 * 60, gt=0)
+    decay_lambda: float = Field(0.02, gt=0, description="per hour; half-life ≈ 34.7 h")
+    archive_below: float = Field(0.3, ge=0, le=1)
+    notes_floor: float = Field(0.3, ge=0, le=1)
+    notes_limit: int = Field(10, ge=1)
+    verify_interval_s: float = Field(300.0, gt=0)
+    key_fact_min_signals: int = Field(2, ge=1)
+
+
+class McpServerSettings(_Section):
+    name: str
+    command: list[str] | None = None
+    url: str | None = None
+
+
+class LlmSettings(_Section):
+    chain: list[str] = Field(default_factory=lambda: ["offline"])
+    timeout_s: float = Field(10.0, gt=0)
+    retries: int = Field(1, ge=0)
+    api_base: str | None = None
+    mcp_servers: list[McpServerSettings] = Field(default_factory=list)
+
+    @field_validator("chain")
+    @classmethod
+    def _ends_offline(cls, chain: list[str]) -> list[str]:
+        if not chain:
+            return ["offline"]
+        return chain if chain[-1] == "offline" else [*chain, "offline"]
+
+
+class _YamlSource(PydanticBaseSettingsSource):
+    def __init__(self, settings_cls: type[BaseSettings], path: Path | None) -> None:
+        super().__init__(settings_cls)
+        self._path = path
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        if self._path is None:
+            return {}
+        try:
+            data = yaml.safe_load(self._path.read_text(encoding="utf-8")) or {}
+        except FileNotFoundError as exc:
+            raise ConfigError(f"settings file not found: {self._path}") from exc
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"settings file {self._path} is not valid YAML: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"settings file {self._path} must hold a mapping")
+        return data
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="HERMES_", env_nested_delimiter="__", extra="forbid", frozen=True
+    )
+
+    service: ServiceSettings = ServiceSettings()
+    sessions: SessionSettings = SessionSettings()
+    nlu: NluSettings = NluSettings()
+    tools: ToolSettings = ToolSettings()
+    workflows: WorkflowSettings = WorkflowSettings()
+    memory: MemorySettings = MemorySettings()
+    llm: LlmSettings = LlmSettings()
+
+    _yaml_path: Path | None = None
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        path = os.environ.get("HERMES_CONFIG")
+        return (init_settings, env_settings, _YamlSource(settings_cls, Path(path) if path else None))
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, **overrides: Any) -> Settings:
+        """Build settings from the environment and an optional YAML file, or raise ConfigError."""
+        try:
+            if path is not None:
+                yaml_values = _YamlSource(cls, Path(path))()
+                return cls(**{**yaml_values, **overrides})
+            return cls(**overrides)
+        except PydanticValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+            )
+            raise ConfigError(f"invalid settings: {problems}") from exc
+
+    @property
+    def model_dir(self) -> Path:
+        return self.nlu.model_dir or self.service.data_dir / "models"
+
+    @property
+    def database_path(self) -> Path:
+        return self.service.data_dir / "hermes.db"

@@ -1,0 +1,113 @@
+"""Structured events: every step is observable, and nothing personal leaks.
+
+Each event carries the request id, which is the session id (or the workflow id for work that
+runs outside a turn). Values of sensitive fields (phones, codes, passwords…) are masked before
+an event is built, so no sink can ever see them raw.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+__all__ = [
+    "Event",
+    "EventSink",
+    "FanoutSink",
+    "LoggingSink",
+    "MemorySink",
+    "mask_fields",
+    "mask_value",
+]
+
+_SENSITIVE = re.compile(r"phone|mobile|code|captcha|password|passwd|secret|token|otp|id_card", re.I)
+_logger = logging.getLogger("hermes_desk.events")
+
+
+def mask_value(value: Any) -> Any:
+    """Keep a hint of the shape (length, last two characters) and nothing else."""
+    if value is None:
+        return None
+    text = str(value)
+    if len(text) <= 2:
+        return "*" * len(text)
+    return "*" * (len(text) - 2) + text[-2:]
+
+
+def mask_fields(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Mask the values of keys that look sensitive, recursively."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            out[key] = mask_fields(value)
+        elif _SENSITIVE.search(key):
+            out[key] = mask_value(value)
+        else:
+            out[key] = value
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One thing that happened. ``name`` is dotted: ``tool.call``, ``session.closed``…"""
+
+    name: str
+    request_id: str
+    at: float
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"event": self.name, "request_id": self.request_id, "at": self.at, **self.data}
+
+
+class EventSink(Protocol):
+    def emit(self, event: Event) -> None: ...
+
+
+class MemorySink:
+    """Keeps the last ``maxlen`` events; the default sink and the test double."""
+
+    def __init__(self, maxlen: int = 10_000) -> None:
+        self._events: deque[Event] = deque(maxlen=maxlen)
+        self._lock = threading.Lock()
+
+    def emit(self, event: Event) -> None:
+        with self._lock:
+            self._events.append(event)
+
+    def events(self, request_id: str | None = None, name: str | None = None) -> list[Event]:
+        with self._lock:
+            snapshot = list(self._events)
+        return [
+            e
+            for e in snapshot
+            if (request_id is None or e.request_id == request_id)
+            and (name is None or e.name == name)
+        ]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._events.clear()
+
+
+class LoggingSink:
+    """One JSON line per event on the ``hermes_desk.events`` logger."""
+
+    def emit(self, event: Event) -> None:
+        if _logger.isEnabledFor(logging.INFO):
+            _logger.info(json.dumps(event.to_dict(), ensure_ascii=False, default=str))
+
+
+class FanoutSink:
+    def __init__(self, sinks: Iterable[EventSink]) -> None:
+        self._sinks = list(sinks)
+
+    def emit(self, event: Event) -> None:
+        for sink in self._sinks:
+            sink.emit(event)

@@ -1,0 +1,6 @@
+"""The one place that opens SQLite: WAL, busy timeout, migrations, async-safe access."""
+
+from hermes_desk.storage.migrations import Migration, apply_migrations
+from hermes_desk.storage.sqlite import SqliteDatabase, open_sqlite
+
+__all__ = ["Migration", "SqliteDatabase", "apply_migrations", "open_sqlite"]

@@ -1,0 +1,76 @@
+"""Shared fixtures: real Redis and PostgreSQL when they run, a clear skip when they don't.
+
+In CI (``CI=true``) a missing server is an error, not a skip: the contract suites must run there.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hermes_desk.testing import FakeClock
+
+REDIS_URL = os.environ.get("HERMES_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+POSTGRES_DSN = os.environ.get("HERMES_TEST_POSTGRES_DSN", "postgresql://127.0.0.1:5432/test")
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def _unavailable(what: str, exc: Exception) -> None:
+    message = f"{what} is not reachable ({exc}); start it or set the HERMES_TEST_* URL"
+    if IN_CI:
+        pytest.fail(f"CI must run the {what} tests: {message}")
+    pytest.skip(message)
+
+
+@pytest.fixture
+def fake_clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def tmp_db_path(tmp_path: Path) -> Path:
+    return tmp_path / "hermes.db"
+
+
+@pytest.fixture
+def redis_url() -> Iterator[str]:
+    """A Redis URL whose keys are wiped after the test (database 15 by default)."""
+    try:
+        import redis
+    except ImportError as exc:  # pragma: no cover - the extra is installed by make test
+        _unavailable("Redis", exc)
+        raise
+    client = redis.Redis.from_url(REDIS_URL)
+    try:
+        client.ping()
+    except Exception as exc:
+        _unavailable("Redis", exc)
+    client.flushdb()
+    yield REDIS_URL
+    client.flushdb()
+    client.close()
+
+
+@pytest.fixture
+def postgres_dsn() -> Iterator[str]:
+    """A PostgreSQL DSN with a fresh schema per test, dropped afterwards."""
+    try:
+        import psycopg
+    except ImportError as exc:  # pragma: no cover
+        _unavailable("PostgreSQL", exc)
+        raise
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    try:
+        conn = psycopg.connect(POSTGRES_DSN, autocommit=True)
+    except Exception as exc:
+        _unavailable("PostgreSQL", exc)
+        raise
+    conn.execute(f"CREATE SCHEMA {schema}")
+    sep = "&" if "?" in POSTGRES_DSN else "?"
+    yield f"{POSTGRES_DSN}{sep}options=-csearch_path%3D{schema}"
+    conn.execute(f"DROP SCHEMA {schema} CASCADE")
+    conn.close()
