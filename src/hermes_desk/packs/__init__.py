@@ -1,0 +1,15 @@
+"""Domain packs: the business data the engine runs (intents, examples, tools, replies…)."""
+
+from hermes_desk.packs.loader import OUT_OF_SCOPE, Pack, bundled_pack_path, load_pack
+from hermes_desk.packs.models import ComplianceRule, ComplianceRules, Example, IntentSpec
+
+__all__ = [
+    "OUT_OF_SCOPE",
+    "ComplianceRule",
+    "ComplianceRules",
+    "Example",
+    "IntentSpec",
+    "Pack",
+    "bundled_pack_path",
+    "load_pack",
+]

@@ -1,0 +1,239 @@
+"""Load a domain pack folder, refusing bad packs with the file and field named.
+
+A pack folder holds ``pack.yaml``, ``intents.yaml``, ``nlu.jsonl``, ``tools.yaml``,
+``workflows/*.yaml``, ``replies.yaml``, ``compliance.yaml``, ``keyfacts.yaml`` and ``kb/*.md``.
+Tool specs and workflow definitions are parsed by their own modules' loaders (which name the
+tool or step at fault); this module checks the pack holds together: every intent's tools and
+workflow exist, every example's intent is declared, every reply belongs to an intent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel
+from pydantic import ValidationError as PydanticValidationError
+
+from hermes_desk.errors import PackError
+from hermes_desk.packs.models import ComplianceRules, Example, IntentSpec, PackManifest
+
+__all__ = ["Pack", "bundled_pack_path", "load_pack"]
+
+M = TypeVar("M", bound=BaseModel)
+
+OUT_OF_SCOPE = "oos"
+
+
+@dataclass(frozen=True)
+class Pack:
+    """A loaded, validated domain pack."""
+
+    manifest: PackManifest
+    root: Path
+    intents: dict[str, IntentSpec]
+    examples: tuple[Example, ...]
+    replies: dict[str, dict[str, str]]
+    compliance: ComplianceRules
+    fingerprint: str
+    tool_specs: tuple[Any, ...] = ()
+    workflows: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    @property
+    def kb_dir(self) -> Path:
+        return self.root / "kb"
+
+    @property
+    def tools_file(self) -> Path:
+        return self.root / "tools.yaml"
+
+    @property
+    def workflows_dir(self) -> Path:
+        return self.root / "workflows"
+
+    @property
+    def keyfacts_file(self) -> Path:
+        return self.root / "keyfacts.yaml"
+
+    def intent(self, name: str) -> IntentSpec:
+        return self.intents.get(name) or self.intents[OUT_OF_SCOPE]
+
+    def optional_file(self, name: str) -> Path | None:
+        path = self.root / name
+        return path if path.exists() else None
+
+
+def bundled_pack_path(name: str) -> Path:
+    return Path(str(resources.files("hermes_desk.packs") / name))
+
+
+def load_pack(name_or_path: str | Path, *, variables: dict[str, str] | None = None) -> Pack:
+    """Load and validate a pack: a bundled name (``ecommerce``) or a folder path."""
+    root = Path(name_or_path)
+    if not root.is_dir():
+        candidate = bundled_pack_path(str(name_or_path))
+        if not candidate.is_dir():
+            raise PackError("no such pack folder or bundled pack", file=str(name_or_path))
+        root = candidate
+    manifest = _model(PackManifest, _yaml(root / "pack.yaml"), root / "pack.yaml")
+    intents = _load_intents(root / "intents.yaml")
+    examples = _load_examples(root / "nlu.jsonl", intents)
+    replies = _load_replies(root / "replies.yaml", intents)
+    compliance = _model(ComplianceRules, _yaml(root / "compliance.yaml"), root / "compliance.yaml")
+    tool_specs = _load_tools(root / "tools.yaml", variables or {})
+    workflows = _load_workflows(root / "workflows")
+    _check_references(root, intents, tool_specs, workflows)
+    return Pack(
+        manifest=manifest,
+        root=root,
+        intents=intents,
+        examples=examples,
+        replies=replies,
+        compliance=compliance,
+        fingerprint=_fingerprint(root),
+        tool_specs=tuple(tool_specs),
+        workflows=workflows,
+    )
+
+
+def _yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise PackError("required file is missing", file=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise PackError("file is not UTF-8 text", file=str(path)) from exc
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise PackError(f"not valid YAML: {exc}", file=str(path)) from exc
+
+
+def _model(model: type[M], data: Any, path: Path, item: str | None = None) -> M:
+    if not isinstance(data, dict):
+        raise PackError("expected a mapping", file=str(path), item=item)
+    try:
+        return model.model_validate(data)
+    except PydanticValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or None
+        raise PackError(err["msg"], file=str(path), item=item, field=where) from exc
+
+
+def _load_intents(path: Path) -> dict[str, IntentSpec]:
+    data = _yaml(path)
+    if not isinstance(data, dict) or not isinstance(data.get("intents"), dict):
+        raise PackError("expected a mapping under 'intents'", file=str(path), field="intents")
+    intents = {
+        name: _model(IntentSpec, {"name": name, **(body or {})}, path, item=name)
+        for name, body in data["intents"].items()
+    }
+    if OUT_OF_SCOPE not in intents or not intents[OUT_OF_SCOPE].out_of_scope:
+        raise PackError(
+            "a pack must declare the out-of-scope intent 'oos' with out_of_scope: true",
+            file=str(path),
+            item=OUT_OF_SCOPE,
+        )
+    return intents
+
+
+def _load_examples(path: Path, intents: dict[str, IntentSpec]) -> tuple[Example, ...]:
+    if not path.exists():
+        return ()
+    examples: list[Example] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        item = f"line {number}"
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise PackError(f"not valid JSON: {exc.msg}", file=str(path), item=item) from exc
+        example = _model(Example, data, path, item=item)
+        if example.intent not in intents:
+            raise PackError(
+                f"intent '{example.intent}' is not declared in intents.yaml",
+                file=str(path),
+                item=item,
+                field="intent",
+            )
+        examples.append(example)
+    return tuple(examples)
+
+
+def _load_replies(path: Path, intents: dict[str, IntentSpec]) -> dict[str, dict[str, str]]:
+    data = _yaml(path)
+    if not isinstance(data, dict) or not isinstance(data.get("replies"), dict):
+        raise PackError("expected a mapping under 'replies'", file=str(path), field="replies")
+    replies: dict[str, dict[str, str]] = {}
+    for intent, situations in data["replies"].items():
+        if intent not in intents:
+            raise PackError("reply for an undeclared intent", file=str(path), item=str(intent))
+        if not isinstance(situations, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in situations.items()
+        ):
+            raise PackError(
+                "expected situation: template strings", file=str(path), item=str(intent)
+            )
+        replies[intent] = dict(situations)
+    return replies
+
+
+def _load_tools(path: Path, variables: dict[str, str]) -> list[Any]:
+    if not path.exists():
+        return []
+    from hermes_desk.tools import load_tool_specs
+
+    return list(load_tool_specs(path, variables=variables))
+
+
+def _load_workflows(folder: Path) -> dict[str, Any]:
+    if not folder.is_dir():
+        return {}
+    from hermes_desk.workflows import load_workflow_file
+
+    workflows: dict[str, Any] = {}
+    for path in sorted(folder.glob("*.yaml")):
+        definition = load_workflow_file(path)
+        workflows[definition.name] = definition
+    return workflows
+
+
+def _check_references(
+    root: Path, intents: dict[str, IntentSpec], tool_specs: list[Any], workflows: dict[str, Any]
+) -> None:
+    intents_file = str(root / "intents.yaml")
+    known_tools = {spec.name for spec in tool_specs} | {"kb_search"}
+    for intent in intents.values():
+        for tool_name in intent.tools:
+            if tool_specs and tool_name not in known_tools:
+                raise PackError(
+                    f"tool '{tool_name}' is not defined in tools.yaml",
+                    file=intents_file,
+                    item=intent.name,
+                    field="tools",
+                )
+        if intent.workflow and workflows and intent.workflow not in workflows:
+            raise PackError(
+                f"workflow '{intent.workflow}' is not defined under workflows/",
+                file=intents_file,
+                item=intent.name,
+                field="workflow",
+            )
+
+
+def _fingerprint(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
