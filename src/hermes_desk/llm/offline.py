@@ -1,0 +1,274 @@
+"""The offline responder: the deterministic last link of every model chain.
+
+It answers from the pack's reply templates (``replies.yaml``), the parsed intent, slots, tool
+results, the failed tools' fallback replies, workflow state and memory notes. No model, no
+network, no randomness: the same input always gives the same reply.
+
+Templates are ``str.format`` strings per intent and situation::
+
+    replies:
+      order_status:
+        ok: "订单 {order_id}：{get_shipment.status_text}，预计 {get_shipment.eta} 送达。"
+        missing_slots: "麻烦您提供一下 12 位订单号。"
+        tool_failed: "{fallback}"
+
+Fields are slots (``{order_id}``), tool results by tool name with dotted paths
+(``{get_shipment.eta}``, list items by index: ``{list_payment_methods.methods.0.name}``),
+``{fallback}``, ``{notes}``, ``{intent}`` and ``{missing_slots}``. A template with a field that
+cannot be resolved is passed over for the next candidate situation; if none resolves fully, the
+first one is rendered with a placeholder. A template may also be a ``{language: text}`` mapping.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hermes_desk.llm.messages import Message, ModelResponse, ResponderInput, Usage
+
+__all__ = [
+    "PLACEHOLDER",
+    "SITUATIONS",
+    "OfflineResponder",
+    "situation_for",
+]
+
+PLACEHOLDER = "—"
+OFFLINE = "offline"
+
+#: Known situations, and where each one falls back to when the pack has no template for it.
+SITUATIONS: dict[str, tuple[str, ...]] = {
+    "ok": (),
+    "missing_slots": ("ok",),
+    "tool_failed": ("ok",),
+    "waiting_input": ("missing_slots", "ok"),
+    "workflow_completed": ("ok",),
+    "workflow_failed": ("tool_failed", "ok"),
+    "workflow_escalated": ("workflow_failed", "tool_failed", "ok"),
+    "workflow_running": ("ok",),
+}
+
+_WORKFLOW_SITUATION = {
+    "waiting_input": "waiting_input",
+    "completed": "workflow_completed",
+    "failed": "workflow_failed",
+    "escalated": "workflow_escalated",
+    "running": "workflow_running",
+    "pending": "workflow_running",
+}
+
+_GENERIC = {
+    "zh": {
+        "ok": "好的，我来帮您处理。请问还有什么可以帮您？",
+        "missing_slots": "为了帮您处理，请提供：{missing_slots}。",
+        "tool_failed": "抱歉，系统暂时无法查询，请稍后再试或转人工处理。",
+        "workflow_failed": "抱歉，办理没有成功，我帮您转人工处理。",
+        "workflow_escalated": "已为您转接人工客服，请稍候。",
+    },
+    "en": {
+        "ok": "Sure, let me help you with that. Is there anything else I can do for you?",
+        "missing_slots": "To help you with that, could you give me: {missing_slots}?",
+        "tool_failed": "Sorry, the system cannot answer right now. Please try again shortly.",
+        "workflow_failed": "Sorry, that did not go through; let me pass you to a colleague.",
+        "workflow_escalated": "I am passing you to a human colleague, one moment please.",
+    },
+}
+
+Templates = Mapping[str, Mapping[str, Any]]
+
+
+def situation_for(facts: ResponderInput) -> str:
+    """The reply situation a turn is in, derived from its facts (unless forced)."""
+    if facts.situation:
+        return facts.situation
+    if facts.workflow_state and facts.workflow_state in _WORKFLOW_SITUATION:
+        return _WORKFLOW_SITUATION[facts.workflow_state]
+    if facts.failed_fallbacks:
+        return "tool_failed"
+    if facts.missing_slots:
+        return "missing_slots"
+    return "ok"
+
+
+class _Unresolved(LookupError):
+    pass
+
+
+class _Formatter(string.Formatter):
+    """``str.format`` with dotted look-ups into mappings/lists and no attribute tricks."""
+
+    def __init__(self, fields: Mapping[str, Any], strict: bool) -> None:
+        self._fields = fields
+        self._strict = strict
+
+    def get_field(self, field_name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        value = _lookup(self._fields, field_name)
+        if value is None:
+            if self._strict:
+                raise _Unresolved(field_name)
+            return PLACEHOLDER, field_name
+        return value, field_name
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        try:
+            return format(value, format_spec)
+        except (TypeError, ValueError):
+            return str(value)
+
+    def convert_field(self, value: Any, conversion: str | None) -> Any:
+        return value if conversion is None else super().convert_field(value, conversion)
+
+
+def _lookup(fields: Mapping[str, Any], path: str) -> Any:
+    head, _, rest = path.partition(".")
+    if head not in fields:
+        return None
+    value: Any = fields[head]
+    for part in rest.split(".") if rest else ():
+        value = _step(value, part)
+        if value is None:
+            return None
+    if value == "" or value == [] or value == {}:
+        return None
+    return value
+
+
+def _step(value: Any, part: str) -> Any:
+    if isinstance(value, Mapping):
+        return value.get(part)
+    if isinstance(value, (list, tuple)):
+        return value[int(part)] if part.isdigit() and int(part) < len(value) else None
+    if part.startswith("_"):
+        return None
+    data = getattr(value, "data", None)  # a ToolResult-like object: look into its data
+    if isinstance(data, Mapping) and not hasattr(value, part):
+        return data.get(part)
+    return getattr(value, part, None)
+
+
+def _fields(facts: ResponderInput) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for name, result in facts.tool_results.items():
+        fields[name] = result
+    fields.update(facts.slots)  # a slot and a tool never share a name in a sane pack; slots win
+    fields["intent"] = facts.intent
+    fields["notes"] = "；".join(facts.notes) if facts.language == "zh" else "; ".join(facts.notes)
+    fields["fallback"] = facts.failed_fallbacks[0] if facts.failed_fallbacks else None
+    sep = "、" if facts.language == "zh" else ", "
+    fields["missing_slots"] = sep.join(facts.missing_slots) if facts.missing_slots else None
+    return fields
+
+
+class OfflineResponder:
+    """Deterministic replies from templates; a :class:`~hermes_desk.llm.model.ChatModel`.
+
+    Args:
+        replies: ``{intent: {situation: template}}`` — the pack's ``replies.yaml`` content under
+            ``replies``. A template is a string or a ``{language: string}`` mapping.
+        default_intent: the intent whose templates are used for intents the pack does not reply
+            to (``None``: the built-in generic replies).
+    """
+
+    def __init__(self, replies: Templates | None = None, *, default_intent: str | None = None):
+        self._replies: Templates = replies or {}
+        self._default_intent = default_intent
+
+    @property
+    def name(self) -> str:
+        return OFFLINE
+
+    def reply(self, facts: ResponderInput) -> str:
+        """The reply for one turn's facts.
+
+        Order: the pack's templates for the situation and its fallbacks, fully resolved; else
+        a failed tool's fallback reply; else the pack's first template with placeholders; else
+        the built-in generic reply for the language.
+        """
+        situation = situation_for(facts)
+        order = (situation, *SITUATIONS.get(situation, ("ok",)))
+        fields = _fields(facts)
+        pack = self._candidates(self._pack_templates(facts.intent), order, facts.language)
+        rendered = _first_rendered(pack, fields, strict=True)
+        if rendered is not None:
+            return rendered
+        # A failed tool's fallback is a complete reply in itself: better than a placeholder.
+        if facts.failed_fallbacks:
+            return facts.failed_fallbacks[0]
+        rendered = _first_rendered(pack, fields, strict=False)
+        if rendered is not None:
+            return rendered
+        generic = _GENERIC.get(facts.language, _GENERIC["en"])
+        rendered = _first_rendered(
+            self._candidates(generic, order, facts.language), fields, strict=False
+        )
+        return rendered if rendered is not None else generic["ok"]
+
+    def _pack_templates(self, intent: str) -> Mapping[str, Any]:
+        if intent in self._replies:
+            return self._replies[intent]
+        if self._default_intent and self._default_intent in self._replies:
+            return self._replies[self._default_intent]
+        return {}
+
+    @staticmethod
+    def _candidates(source: Mapping[str, Any], order: Sequence[str], language: str) -> list[str]:
+        out: list[str] = []
+        for situation in order:
+            template = _pick_language(source.get(situation), language)
+            if template is not None and template not in out:
+                out.append(template)
+        return out
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        response_format: Mapping[str, Any] | None = None,
+        timeout_s: float | None = None,
+        context: ResponderInput | None = None,
+    ) -> ModelResponse:
+        """Answer as a chat model would: a reply, never a tool call.
+
+        Asked for JSON (slot extraction) it returns ``{}`` — no model slots; the deterministic
+        extractors already ran.
+        """
+        if response_format is not None:
+            content = "{}"
+        elif context is not None:
+            content = self.reply(context)
+        else:
+            language = "zh" if any(_has_cjk(m.content) for m in messages) else "en"
+            content = self.reply(ResponderInput(intent="", language=language))
+        return ModelResponse(
+            content=content, model=OFFLINE, link=OFFLINE, usage=Usage(), finish_reason="stop"
+        )
+
+
+def _first_rendered(
+    templates: Sequence[str], fields: Mapping[str, Any], strict: bool
+) -> str | None:
+    for template in templates:
+        try:
+            return _Formatter(fields, strict=strict).format(template)
+        except _Unresolved:
+            continue
+        except (ValueError, IndexError, KeyError, AttributeError):  # broken template: next one
+            continue
+    return None
+
+
+def _pick_language(template: Any, language: str) -> str | None:
+    if isinstance(template, str):
+        return template
+    if isinstance(template, Mapping) and template:
+        chosen = template.get(language)
+        if chosen is None:
+            chosen = next(iter(template.values()))
+        return chosen if isinstance(chosen, str) else None
+    return None
+
+
+def _has_cjk(text: str | None) -> bool:
+    return bool(text) and any("\u4e00" <= ch <= "\u9fff" for ch in text or "")

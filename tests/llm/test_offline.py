@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hermes_desk.llm import ChatModel, Message, OfflineResponder, ResponderInput, situation_for
+from hermes_desk.llm.offline import PLACEHOLDER
+
+REPLIES: dict[str, dict[str, Any]] = {
+    "order_status": {
+        "ok": "您好，订单 {order_id} 当前状态：{get_shipment.status_text}，承运商 "
+        "{get_shipment.carrier}，预计 {get_shipment.eta} 送达。",
+        "missing_slots": "麻烦您提供一下 12 位订单号，我马上帮您查询。",
+        "tool_failed": "{fallback}",
+    },
+    "password_reset": {
+        "waiting_input": "验证码已发送至 {phone}，请告诉我您收到的 6 位验证码。",
+        "workflow_completed": "密码已重置成功。{notes}",
+        "ok": {"zh": "好的，我来帮您重置密码。", "en": "Sure, let's reset your password."},
+    },
+    "payment_methods": {"ok": "您可以使用：{list_payment_methods.methods.0.name} 等。"},
+    "oos": {"ok": "抱歉，这个问题我暂时无法帮您处理。"},
+}
+
+
+def responder() -> OfflineResponder:
+    return OfflineResponder(REPLIES)
+
+
+def test_ok_renders_slots_and_dotted_tool_results() -> None:
+    facts = ResponderInput(
+        intent="order_status",
+        slots={"order_id": "202405180001"},
+        tool_results={
+            "get_shipment": {"status_text": "运输中", "carrier": "顺丰", "eta": "2024-05-20"}
+        },
+    )
+    assert responder().reply(facts) == (
+        "您好，订单 202405180001 当前状态：运输中，承运商 顺丰，预计 2024-05-20 送达。"
+    )
+
+
+def test_list_index_paths() -> None:
+    facts = ResponderInput(
+        intent="payment_methods",
+        tool_results={"list_payment_methods": {"methods": [{"name": "支付宝"}, {"name": "微信"}]}},
+    )
+    assert responder().reply(facts) == "您可以使用：支付宝 等。"
+
+
+def test_situations_are_derived_from_the_facts() -> None:
+    assert situation_for(ResponderInput("x")) == "ok"
+    assert situation_for(ResponderInput("x", missing_slots=("order_id",))) == "missing_slots"
+    assert situation_for(ResponderInput("x", failed_fallbacks=("f",))) == "tool_failed"
+    assert situation_for(ResponderInput("x", workflow_state="waiting_input")) == "waiting_input"
+    assert situation_for(ResponderInput("x", workflow_state="completed")) == "workflow_completed"
+    assert situation_for(ResponderInput("x", situation="custom")) == "custom"
+
+
+def test_missing_slots_and_tool_failed() -> None:
+    r = responder()
+    assert r.reply(ResponderInput("order_status", missing_slots=("order_id",))) == (
+        "麻烦您提供一下 12 位订单号，我马上帮您查询。"
+    )
+    failed = ResponderInput("order_status", failed_fallbacks=("物流系统繁忙，请稍后再试。",))
+    assert r.reply(failed) == "物流系统繁忙，请稍后再试。"
+
+
+def test_missing_field_never_crashes_and_prefers_a_complete_template() -> None:
+    # the ok template needs get_shipment.* which is absent: placeholder, deterministic
+    facts = ResponderInput(intent="order_status", slots={"order_id": "202405180001"})
+    first = responder().reply(facts)
+    assert PLACEHOLDER in first and "202405180001" in first
+    assert responder().reply(facts) == first
+    # a failed tool's fallback beats a placeholder reply
+    facts2 = ResponderInput(
+        intent="payment_methods", failed_fallbacks=("支付系统维护中。",), situation="ok"
+    )
+    assert responder().reply(facts2) == "支付系统维护中。"
+
+
+def test_fallback_chain_of_situations_and_languages() -> None:
+    r = responder()
+    waiting = ResponderInput(
+        "password_reset", slots={"phone": "13800138000"}, workflow_state="waiting_input"
+    )
+    assert "13800138000" in r.reply(waiting)
+    done = ResponderInput("password_reset", workflow_state="completed", notes=("物流已延迟 7 天",))
+    assert r.reply(done) == "密码已重置成功。物流已延迟 7 天"
+    # workflow_failed → no template → tool_failed → no → ok (language map)
+    failed = ResponderInput("password_reset", workflow_state="failed", language="en")
+    assert r.reply(failed) == "Sure, let's reset your password."
+
+
+def test_unknown_intent_uses_generic_or_default_intent() -> None:
+    assert responder().reply(ResponderInput("nope", language="en")).startswith("Sure")
+    r = OfflineResponder(REPLIES, default_intent="oos")
+    assert r.reply(ResponderInput("nope")) == "抱歉，这个问题我暂时无法帮您处理。"
+
+
+def test_broken_and_attribute_templates_are_safe() -> None:
+    r = OfflineResponder(
+        {"x": {"ok": "{order_id.__class__} {0} {", "missing_slots": "请提供 {missing_slots}"}}
+    )
+    out = r.reply(ResponderInput("x", slots={"order_id": "1"}))
+    assert "class" not in out
+    assert r.reply(ResponderInput("x", missing_slots=("order_id", "phone"))) == (
+        "请提供 order_id、phone"
+    )
+
+
+@pytest.mark.anyio
+async def test_is_a_chat_model() -> None:
+    r = responder()
+    assert isinstance(r, ChatModel)
+    facts = ResponderInput("oos")
+    resp = await r.complete([Message.user("今天天气")], context=facts)
+    assert resp.link == "offline" and resp.offline
+    assert resp.content == "抱歉，这个问题我暂时无法帮您处理。"
+    assert resp.tool_calls == ()
+    slots = await r.complete([Message.user("x")], response_format={"type": "json_object"})
+    assert slots.content == "{}"
+    bare = await r.complete([Message.user("你好")])
+    assert bare.content and "帮您" in bare.content
