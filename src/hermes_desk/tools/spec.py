@@ -1,0 +1,174 @@
+"""The one record that describes a tool, whatever loaded it (YAML, OpenAPI, ``@tool``, MCP).
+
+A :class:`ToolSpec` is data: the JSON Schema of the arguments, the JSON Schema of the result,
+the time limit, the reply used when the tool cannot answer, how to probe its health and where it
+is bound. Loaders produce it; the executor enforces it. Nothing here performs I/O.
+
+``parameters`` and ``response_format`` are always JSON Schema (Draft 2020-12) here: OpenAPI 3.0
+schema objects (``nullable``, boolean ``exclusiveMinimum``…) are converted by the loaders
+(:func:`hermes_desk.tools.openapi.to_json_schema`) before a spec is built.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+__all__ = [
+    "TOOL_NAME_PATTERN",
+    "BindingKind",
+    "BindingSpec",
+    "HealthProbe",
+    "HttpTarget",
+    "ToolSpec",
+]
+
+#: What providers accept as a function name (OpenAI, Anthropic, MCP all agree on this subset).
+TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+BindingKind = Literal["python", "http", "builtin", "mcp"]
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class HttpTarget:
+    """An HTTP endpoint a tool calls.
+
+    Args:
+        method: ``GET``, ``POST``, ``PUT``, ``PATCH`` or ``DELETE``.
+        url: absolute URL template; ``{name}`` placeholders are filled from the arguments
+            (URL-quoted). Pack variables such as ``{backend_url}`` are filled at load.
+        query: argument names sent as query parameters. ``None`` means every argument that
+            is not in the path, for ``GET``/``DELETE``; none for the others.
+        body: argument names sent in the body. ``None`` means every argument that is neither in
+            the path nor in the query, for ``POST``/``PUT``/``PATCH``.
+        body_encoding: ``json`` or ``form``.
+        idempotency_field: for non-``GET`` calls, the body field that carries the call
+            context's idempotency key (``None`` to send none). Also sent as the
+            ``Idempotency-Key`` header.
+        headers: extra request headers.
+    """
+
+    method: str
+    url: str
+    query: tuple[str, ...] | None = None
+    body: tuple[str, ...] | None = None
+    body_encoding: Literal["json", "form"] = "json"
+    idempotency_field: str | None = "idempotency_key"
+    headers: Mapping[str, str] = _EMPTY
+
+    @property
+    def path_params(self) -> tuple[str, ...]:
+        return tuple(re.findall(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", self.url))
+
+
+@dataclass(frozen=True, slots=True)
+class BindingSpec:
+    """Where a tool runs, as data. The registry pairs it with a live :class:`ToolBinding`.
+
+    ``kind`` is ``python`` (an in-process callable, from ``@tool``), ``http`` (``http`` holds the
+    endpoint), ``builtin`` (provided by Hermes Desk itself, e.g. ``kb_search``) or ``mcp`` (a
+    Model Context Protocol server tool; ``options`` names the server and remote tool).
+    """
+
+    kind: BindingKind
+    http: HttpTarget | None = None
+    options: Mapping[str, Any] = _EMPTY
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind}
+        if self.http is not None:
+            out["method"] = self.http.method
+            out["url"] = self.http.url
+        if self.options:
+            out.update({k: v for k, v in self.options.items() if isinstance(v, str | int)})
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class HealthProbe:
+    """How to ask whether a tool's backend is up (run before the first call after a cool-down).
+
+    ``url`` set: an HTTP ``GET`` whose 2xx answer means healthy. ``url`` unset: the binding's own
+    probe (a Python tool's ``health`` callable, an MCP server ping), or healthy when it has none.
+    """
+
+    url: str | None = None
+    timeout_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool: schema-first data.
+
+    Attributes:
+        name: unique, ``[A-Za-z0-9_-]{1,64}``.
+        description: what the model and the agent console are told.
+        parameters: JSON Schema of the arguments (an ``object`` schema; ``required`` inside).
+        response_format: JSON Schema of a valid result, or ``None`` to accept any JSON value.
+        timeout_s: per-call time limit; ``None`` takes ``ToolSettings.default_timeout_s`` (3 s).
+        fallback: the reply used when the tool cannot answer (breaker open, failure, bad call).
+        health: how to probe the backend's health.
+        binding: where the tool runs.
+        source: the file (or object) it was loaded from, for error messages.
+        sensitive: argument names whose values are masked in events (beyond the default list).
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    binding: BindingSpec
+    response_format: Mapping[str, Any] | None = None
+    timeout_s: float | None = None
+    fallback: str = "抱歉，系统暂时无法处理，请稍后再试。"
+    health: HealthProbe = field(default_factory=HealthProbe)
+    source: str = "<code>"
+    sensitive: tuple[str, ...] = ()
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        return tuple(self.parameters.get("required", ()))
+
+    def effective_timeout_s(self, default_s: float) -> float:
+        return self.timeout_s if self.timeout_s is not None else default_s
+
+    def model_schema(self) -> dict[str, Any]:
+        """The function definition sent to a model (OpenAI ``tools`` entry shape)."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": _plain(self.parameters),
+            },
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready description (API listing, ``tools list --json``)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": _plain(self.parameters),
+            "required": list(self.required),
+            "response_format": _plain(self.response_format)
+            if self.response_format is not None
+            else None,
+            "timeout_s": self.timeout_s,
+            "fallback": self.fallback,
+            "health": {"url": self.health.url, "timeout_s": self.health.timeout_s},
+            "binding": self.binding.describe(),
+            "source": self.source,
+        }
+
+
+def _plain(value: Any) -> Any:
+    """Deep-copy mappings/sequences into plain dicts/lists (specs may hold read-only views)."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
