@@ -1,0 +1,287 @@
+"""Memory on PostgreSQL (psycopg 3, async pool): the same contract as SQLite, for many workers.
+
+The only module that imports psycopg. Writes of one (tenant, user, key) are serialised by a
+transaction-scoped advisory lock, rows are locked ``FOR UPDATE``, and sweeps skip rows another
+worker holds, so several processes can write and sweep at once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any
+
+from hermes_desk.errors import BackendError, MissingExtraError, NotFoundError
+from hermes_desk.memory.fact import Fact, FactStatus, LongTermTag, TagStatus, canonical_json
+from hermes_desk.memory.store import (
+    FACT_COLUMNS,
+    ChangePlan,
+    SweepPlan,
+    WritePlan,
+    fact_from_row,
+    fact_params,
+    tag_from_row,
+)
+from hermes_desk.memory.transitions import AddTag, Delete, Outcome, Save
+from hermes_desk.storage import Migration
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
+    from psycopg_pool import AsyncConnectionPool
+
+__all__ = ["MIGRATIONS", "PostgresMemoryStore"]
+
+MIGRATIONS = (
+    Migration(
+        "0001_facts_and_tags",
+        """
+        CREATE TABLE memory_facts (
+            id TEXT PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value JSONB NOT NULL,
+            confidence DOUBLE PRECISION NOT NULL,
+            status TEXT NOT NULL,
+            origin TEXT NOT NULL,
+            valid_until DOUBLE PRECISION NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL,
+            last_confirmed_at DOUBLE PRECISION NOT NULL,
+            confirmations INTEGER NOT NULL DEFAULT 1,
+            source_session TEXT,
+            conflicts_with TEXT,
+            history JSONB NOT NULL DEFAULT '[]'
+        );
+        CREATE INDEX memory_facts_owner ON memory_facts (tenant, user_id, status);
+        CREATE UNIQUE INDEX memory_facts_active_key
+            ON memory_facts (tenant, user_id, key) WHERE status = 'active';
+        CREATE INDEX memory_facts_due ON memory_facts (valid_until) WHERE status = 'active';
+        CREATE INDEX memory_facts_pending ON memory_facts (created_at) WHERE status = 'pending';
+        CREATE TABLE memory_tags (
+            tenant TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            tag TEXT NOT NULL,
+            value JSONB NOT NULL,
+            status TEXT NOT NULL,
+            source_fact_id TEXT,
+            created_at DOUBLE PRECISION NOT NULL,
+            reviewed_at DOUBLE PRECISION,
+            PRIMARY KEY (tenant, user_id, tag)
+        );
+        """,
+    ),
+)
+
+# JSON columns come back as text so both backends decode them the same way.
+_SELECT = ", ".join(f"{c}::text AS {c}" if c in ("value", "history") else c for c in FACT_COLUMNS)
+_PLACEHOLDERS = ", ".join("%s::jsonb" if c in ("value", "history") else "%s" for c in FACT_COLUMNS)
+_UPSERT = (
+    f"INSERT INTO memory_facts ({', '.join(FACT_COLUMNS)}) VALUES ({_PLACEHOLDERS}) "
+    "ON CONFLICT (id) DO UPDATE SET "
+    + ", ".join(f"{c} = EXCLUDED.{c}" for c in FACT_COLUMNS if c != "id")
+)
+_TAG_SELECT = (
+    "SELECT tenant, user_id, tag, value::text AS value, status, source_fact_id, created_at,"
+    " reviewed_at FROM memory_tags"
+)
+_MIGRATION_LOCK = 0x6D656D6F  # "memo": one migrator at a time
+
+
+def _pool_module() -> Any:
+    try:
+        import psycopg  # noqa: F401
+        import psycopg_pool
+    except ImportError as exc:
+        raise MissingExtraError("the PostgreSQL memory store", "postgres") from exc
+    return psycopg_pool
+
+
+async def _lock_key(conn: AsyncConnection[Any], tenant: str, user_id: str, key: str) -> None:
+    await conn.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+        (f"{tenant}\x1f{user_id}\x1f{key}",),
+    )
+
+
+async def _active_of_key(
+    conn: AsyncConnection[Any], tenant: str, user_id: str, key: str
+) -> Fact | None:
+    cur = await conn.execute(
+        f"SELECT {_SELECT} FROM memory_facts"
+        " WHERE tenant = %s AND user_id = %s AND key = %s AND status = 'active' FOR UPDATE",
+        (tenant, user_id, key),
+    )
+    row = await cur.fetchone()
+    return fact_from_row(row) if row else None
+
+
+async def _apply(conn: AsyncConnection[Any], outcome: Outcome) -> Outcome:
+    for op in outcome.ops:
+        if isinstance(op, Save):
+            await conn.execute(_UPSERT, fact_params(op.fact))
+        elif isinstance(op, Delete):
+            await conn.execute("DELETE FROM memory_facts WHERE id = %s", (op.fact_id,))
+        elif isinstance(op, AddTag):
+            t = op.tag
+            await conn.execute(
+                "INSERT INTO memory_tags (tenant, user_id, tag, value, status, source_fact_id,"
+                " created_at) VALUES (%s, %s, %s, %s::jsonb, %s, %s, %s)"
+                " ON CONFLICT (tenant, user_id, tag) DO NOTHING",
+                (t.tenant, t.user_id, t.tag, canonical_json(t.value), t.status.value,
+                 t.source_fact_id, t.created_at),
+            )  # fmt: skip
+    return outcome
+
+
+class PostgresMemoryStore:
+    """Build with ``await PostgresMemoryStore.open(dsn)``; ``close()`` closes the pool."""
+
+    def __init__(self, pool: AsyncConnectionPool[Any]) -> None:
+        self._pool = pool
+
+    @classmethod
+    async def open(
+        cls, dsn: str, *, min_size: int = 1, max_size: int = 8, timeout_s: float = 10.0
+    ) -> PostgresMemoryStore:
+        psycopg_pool = _pool_module()
+        from psycopg.rows import dict_row
+
+        pool = psycopg_pool.AsyncConnectionPool(
+            dsn,
+            min_size=min_size,
+            max_size=max_size,
+            timeout=timeout_s,
+            open=False,
+            kwargs={"row_factory": dict_row, "autocommit": False},
+        )
+        try:
+            await pool.open(wait=True, timeout=timeout_s)
+        except psycopg_pool.PoolTimeout as exc:
+            await pool.close()
+            raise BackendError(f"PostgreSQL is not reachable: {exc}") from exc
+        store = cls(pool)
+        await store.migrate()
+        return store
+
+    async def migrate(self) -> list[str]:
+        """Apply the ``memory`` migrations not yet applied (``schema_migrations`` table)."""
+        applied: list[str] = []
+        async with self._pool.connection() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            await conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (namespace TEXT NOT NULL,"
+                " name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL,"
+                " PRIMARY KEY (namespace, name))"
+            )
+            cur = await conn.execute(
+                "SELECT name FROM schema_migrations WHERE namespace = 'memory'"
+            )
+            done = {row["name"] for row in await cur.fetchall()}
+            for migration in MIGRATIONS:
+                if migration.name in done:
+                    continue
+                await conn.execute(migration.sql)
+                await conn.execute(
+                    "INSERT INTO schema_migrations VALUES ('memory', %s, %s)",
+                    (migration.name, time.time()),
+                )
+                applied.append(migration.name)
+        return applied
+
+    async def write(self, tenant: str, user_id: str, key: str, plan: WritePlan) -> Outcome:
+        async with self._pool.connection() as conn, conn.transaction():
+            await _lock_key(conn, tenant, user_id, key)
+            return await _apply(conn, plan(await _active_of_key(conn, tenant, user_id, key)))
+
+    async def change(self, tenant: str, user_id: str, fact_id: str, plan: ChangePlan) -> Outcome:
+        select = (
+            f"SELECT {_SELECT} FROM memory_facts WHERE id = %s AND tenant = %s AND user_id = %s"
+        )
+        async with self._pool.connection() as conn, conn.transaction():
+            cur = await conn.execute(select, (fact_id, tenant, user_id))
+            row = await cur.fetchone()
+            if row is None:
+                raise NotFoundError(f"no memory fact {fact_id!r}", fact_id=fact_id)
+            await _lock_key(conn, tenant, user_id, row["key"])
+            cur = await conn.execute(select + " FOR UPDATE", (fact_id, tenant, user_id))
+            row = await cur.fetchone()
+            if row is None:
+                raise NotFoundError(f"no memory fact {fact_id!r}", fact_id=fact_id)
+            fact = fact_from_row(row)
+            current = await _active_of_key(conn, tenant, user_id, fact.key)
+            if current is not None and current.id == fact.id:
+                current = None
+            return await _apply(conn, plan(fact, current))
+
+    async def facts(
+        self,
+        tenant: str,
+        user_id: str,
+        statuses: Collection[FactStatus] | None = None,
+        *,
+        limit: int = 1000,
+    ) -> list[Fact]:
+        sql = f"SELECT {_SELECT} FROM memory_facts WHERE tenant = %s AND user_id = %s"
+        params: list[Any] = [tenant, user_id]
+        if statuses is not None:
+            sql += " AND status = ANY(%s)"
+            params.append([FactStatus(s).value for s in statuses])
+        sql += " ORDER BY updated_at DESC LIMIT %s"
+        params.append(limit)
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(sql, params)
+            return [fact_from_row(r) for r in await cur.fetchall()]
+
+    async def pending(self, *, limit: int = 500) -> list[Fact]:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                f"SELECT {_SELECT} FROM memory_facts WHERE status = 'pending'"
+                " ORDER BY created_at LIMIT %s",
+                (limit,),
+            )
+            return [fact_from_row(r) for r in await cur.fetchall()]
+
+    async def sweep(self, now: float, plan: SweepPlan, *, limit: int = 1000) -> list[Outcome]:
+        async with self._pool.connection() as conn, conn.transaction():
+            cur = await conn.execute(
+                f"SELECT {_SELECT} FROM memory_facts WHERE status = 'active' AND valid_until <= %s"
+                " ORDER BY valid_until LIMIT %s FOR UPDATE SKIP LOCKED",
+                (now, limit),
+            )
+            done: list[Outcome] = []
+            for row in await cur.fetchall():
+                outcome = plan(fact_from_row(row))
+                if outcome is not None:
+                    done.append(await _apply(conn, outcome))
+            return done
+
+    async def tags(self, tenant: str, user_id: str) -> list[LongTermTag]:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                _TAG_SELECT + " WHERE tenant = %s AND user_id = %s ORDER BY tag", (tenant, user_id)
+            )
+            return [tag_from_row(r) for r in await cur.fetchall()]
+
+    async def review_tag(
+        self, tenant: str, user_id: str, tag: str, *, approve: bool, now: float
+    ) -> LongTermTag | None:
+        key = (tenant, user_id, tag)
+        where = " WHERE tenant = %s AND user_id = %s AND tag = %s"
+        async with self._pool.connection() as conn, conn.transaction():
+            if approve:
+                await conn.execute(
+                    "UPDATE memory_tags SET status = %s, reviewed_at = %s" + where,
+                    (TagStatus.APPROVED.value, now, *key),
+                )
+                cur = await conn.execute(_TAG_SELECT + where, key)
+                row = await cur.fetchone()
+            else:
+                cur = await conn.execute("DELETE FROM memory_tags" + where + " RETURNING tag", key)
+                row = await cur.fetchone()
+            if row is None:
+                raise NotFoundError(f"no long-term tag {tag!r}", tag=tag)
+            return tag_from_row(row) if approve else None
+
+    async def close(self) -> None:
+        await self._pool.close()
