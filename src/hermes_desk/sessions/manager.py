@@ -1,0 +1,271 @@
+"""Session lifecycle (spec S1–S3): create, get and renew, append, close, expire, resume, sweep.
+
+Rules kept here, whatever the store:
+
+- A session belongs to one (tenant, user). An unknown id, an expired one and another user's id
+  all raise the same :class:`~hermes_desk.errors.NotFoundError`, so ids cannot be probed.
+- A session expires after ``idle_ttl_s`` without use (idle time, not age): every ``get`` and
+  ``append_turn`` renews it. Expiry happens lazily on access and in :meth:`SessionManager.sweep`,
+  which :meth:`SessionManager.run_sweeper` calls in the background.
+- Close and expiry retire the session in one atomic store step, so the destroy hooks (archive,
+  hand short-term facts to memory, …) run exactly once, with reason ``"closed"`` or
+  ``"expired"``. A failing hook is reported as an event and never stops the others.
+- Appending to a closed session raises :class:`~hermes_desk.errors.ConflictError`.
+- The same user coming back within the idle window gets the open session back
+  (:meth:`SessionManager.open_or_resume`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Literal, Protocol, runtime_checkable
+
+import anyio
+
+from hermes_desk.clock import Clock, SystemClock
+from hermes_desk.config import SessionSettings
+from hermes_desk.errors import ConflictError, NotFoundError
+from hermes_desk.events import Event, EventSink
+from hermes_desk.ids import digest, session_id
+from hermes_desk.sessions.archive import SessionArchive
+from hermes_desk.sessions.session import Session, Turn
+from hermes_desk.sessions.store import SessionStore
+
+__all__ = ["DestroyHook", "DestroyReason", "SessionManager"]
+
+DestroyReason = Literal["closed", "expired"]
+DestroyHook = Callable[[Session, DestroyReason], Awaitable[None] | None]
+
+_logger = logging.getLogger("hermes_desk.sessions")
+_CREATE_ATTEMPTS = 5
+
+
+@runtime_checkable
+class _Closable(Protocol):
+    async def aclose(self) -> None: ...
+
+
+class SessionManager:
+    """The lifecycle of sessions over any :class:`SessionStore`.
+
+    Args:
+        store: where live sessions are kept.
+        settings: the ``sessions`` settings section.
+        clock: time source (a ``FakeClock`` in tests).
+        archive: when given, every closed or expired session is archived (the first hook).
+        events: sink for ``session.*`` events (user ids appear only as digests).
+    """
+
+    def __init__(
+        self,
+        store: SessionStore,
+        settings: SessionSettings | None = None,
+        *,
+        clock: Clock | None = None,
+        archive: SessionArchive | None = None,
+        events: EventSink | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings or SessionSettings()
+        self.clock = clock or SystemClock()
+        self.archive = archive
+        self._events = events
+        self._hooks: list[DestroyHook] = []
+        self._key = self.settings.user_hash_key.encode() or None
+        if archive is not None:
+            self._hooks.append(self._archive_hook)
+
+    # -- hooks -----------------------------------------------------------------------------------
+
+    def on_destroy(self, callback: DestroyHook) -> DestroyHook:
+        """Register ``callback(session, reason)`` (sync or async) for close and expiry.
+
+        Hooks run in registration order (the archive first). Usable as a decorator.
+        """
+        self._hooks.append(callback)
+        return callback
+
+    async def _archive_hook(self, session: Session, reason: DestroyReason) -> None:
+        assert self.archive is not None
+        await self.archive.archive(session, reason, ended_at=session.closed_at or self.clock.now())
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    async def create(self, tenant: str, user: str) -> Session:
+        """A new open session for (tenant, user), with an unguessable unique id."""
+        now = self.clock.now()
+        for _ in range(_CREATE_ATTEMPTS):
+            session = Session(
+                id=session_id(user, self._key),
+                tenant=tenant,
+                user=user,
+                created_at=now,
+                last_active=now,
+            )
+            if await self.store.save(session, create=True):
+                self._emit("session.created", session)
+                return session
+        raise ConflictError("could not allocate a session id")  # 128 random bits: never
+
+    async def get(self, tenant: str, user: str, session_id: str) -> Session:
+        """The session, renewed; its tombstone (``status == "closed"``) if it was just closed.
+
+        Raises:
+            NotFoundError: unknown, expired or another user's id.
+        """
+        session = await self._load_owned(tenant, user, session_id)
+        if session.is_open:
+            session.last_active = self.clock.now()
+            if not await self.store.touch(session):
+                return await self._reload_after_race(tenant, user, session_id)
+        return session
+
+    async def append_turn(self, tenant: str, user: str, session_id: str, turn: Turn) -> Session:
+        """Append ``turn`` (stamped with the current time if it has none) and renew the session.
+
+        Raises:
+            NotFoundError: unknown, expired or another user's id.
+            ConflictError: the session is closed.
+        """
+        session = await self._load_owned(tenant, user, session_id)
+        if not session.is_open:
+            raise ConflictError("the session is closed", session_id=session_id)
+        now = self.clock.now()
+        if not turn.ts:
+            turn.ts = now
+        session.turns.append(turn)
+        session.last_active = now
+        await self._write(session)
+        return session
+
+    async def save(self, session: Session) -> None:
+        """Persist changes made to a session (slots, short-term facts, summary) and renew it.
+
+        Raises:
+            NotFoundError: it expired or is gone.
+            ConflictError: it was closed meanwhile.
+        """
+        session.last_active = self.clock.now()
+        await self._write(session)
+
+    async def close(self, tenant: str, user: str, session_id: str) -> Session:
+        """Close the session: archive it and run the destroy hooks (reason ``"closed"``).
+
+        Raises:
+            NotFoundError: unknown, expired or another user's id, or closed already.
+        """
+        session = await self._load_owned(tenant, user, session_id)
+        if not session.is_open or not await self._destroy(session, "closed"):
+            raise NotFoundError("session not found", session_id=session_id)
+        return session
+
+    async def open_or_resume(self, tenant: str, user: str) -> tuple[Session, bool]:
+        """The user's open session if one is still within the idle window, else a new one.
+
+        Returns:
+            ``(session, resumed)``.
+        """
+        existing = await self.store.find_open(tenant, user)
+        if existing is not None:
+            try:
+                session = await self.get(tenant, user, existing)
+            except NotFoundError:
+                pass
+            else:
+                if session.is_open:
+                    self._emit("session.resumed", session)
+                    return session, True
+        return await self.create(tenant, user), False
+
+    async def sweep(self, *, batch: int = 1000) -> int:
+        """Expire every session idle for longer than the TTL. Returns how many expired."""
+        expired = 0
+        while True:
+            cutoff = self.clock.now() - self.settings.idle_ttl_s
+            ids = await self.store.idle_before(cutoff, batch)
+            progressed = 0
+            for sid in ids:
+                session = await self.store.load(sid)
+                if session is None or not session.is_open or not self._expired(session):
+                    continue
+                progressed += 1
+                if await self._destroy(session, "expired"):
+                    expired += 1
+            if len(ids) < batch or progressed == 0:
+                return expired
+
+    async def run_sweeper(self, interval_s: float | None = None) -> None:
+        """Sweep forever every ``interval_s`` (default from settings); cancel to stop."""
+        interval = interval_s or self.settings.sweep_interval_s
+        while True:
+            try:
+                await self.sweep()
+            except Exception:  # a store outage must not kill the sweeper; retry next round
+                _logger.exception("session sweep failed")
+            await anyio.sleep(interval)
+
+    async def aclose(self) -> None:
+        """Release the store's connections, if it holds any."""
+        if isinstance(self.store, _Closable):
+            await self.store.aclose()
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _expired(self, session: Session) -> bool:
+        return self.clock.now() >= session.idle_deadline(self.settings.idle_ttl_s)
+
+    async def _load_owned(self, tenant: str, user: str, sid: str) -> Session:
+        session = await self.store.load(sid)
+        if session is None or not session.owned_by(tenant, user):
+            raise NotFoundError("session not found", session_id=sid)
+        if session.is_open and self._expired(session):
+            await self._destroy(session, "expired")
+            raise NotFoundError("session not found", session_id=sid)
+        return session
+
+    async def _reload_after_race(self, tenant: str, user: str, sid: str) -> Session:
+        # Closed or expired between load and touch: answer with what is there now.
+        session = await self.store.load(sid)
+        if session is None or not session.owned_by(tenant, user) or session.is_open:
+            raise NotFoundError("session not found", session_id=sid)
+        return session
+
+    async def _write(self, session: Session) -> None:
+        if await self.store.save(session):
+            return
+        current = await self.store.load(session.id)
+        if current is not None and not current.is_open:
+            raise ConflictError("the session is closed", session_id=session.id)
+        raise NotFoundError("session not found", session_id=session.id)
+
+    async def _destroy(self, session: Session, reason: DestroyReason) -> bool:
+        """Retire the session; the one caller that wins runs the hooks. Returns if it won."""
+        now = self.clock.now()
+        session.status = "closed"
+        session.closed_at = now
+        # Expired sessions leave no tombstone: to their owner they are simply gone.
+        tombstone_s = self.settings.idle_ttl_s if reason == "closed" else 0.0
+        if not await self.store.retire(session, tombstone_s=tombstone_s):
+            return False
+        self._emit(f"session.{reason}", session, turns=len(session.turns))
+        for hook in list(self._hooks):
+            try:
+                outcome = hook(session, reason)
+                if inspect.isawaitable(outcome):
+                    await outcome
+            except Exception as exc:
+                _logger.exception("session destroy hook failed")
+                self._emit("session.hook_failed", session, hook=_name(hook), error=repr(exc))
+        return True
+
+    def _emit(self, name: str, session: Session, **data: object) -> None:
+        if self._events is None:
+            return
+        payload = {"tenant": session.tenant, "user": digest(session.user), **data}
+        self._events.emit(Event(name, session.id, self.clock.now(), payload))
+
+
+def _name(hook: object) -> str:
+    return str(getattr(hook, "__qualname__", None) or type(hook).__name__)

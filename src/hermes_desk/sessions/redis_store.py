@@ -1,0 +1,187 @@
+"""The Redis session store: sessions shared by several workers (spec S4, scale-out).
+
+Layout under a key prefix (default ``hd:sess:``)::
+
+    s:<id>      the session as JSON, expiring after ``retention_s`` without use
+    t:<id>      a tombstone (closed session without transcript), expiring after its own time
+    u:<owner>   the id of the user's latest live session (owner = digest of tenant and user)
+    idle        sorted set: id → last_active, what the sweeper reads
+
+Each method is one Lua script or one command, so it is atomic and costs one round trip. The key
+TTL is a safety net only: the sweeper archives idle sessions long before Redis drops them.
+This module is the only one that imports ``redis``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from hermes_desk.errors import (
+    BackendError,
+    BackendTimeoutError,
+    BackendUnavailableError,
+    MissingExtraError,
+)
+from hermes_desk.ids import digest
+from hermes_desk.sessions.session import Session
+
+__all__ = ["RedisSessionStore"]
+
+T = TypeVar("T")
+
+_SAVE = """
+if ARGV[5] == '1' then
+  if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[4]) == 1 then return 0 end
+  redis.call('SET', KEYS[3], ARGV[2], 'PX', ARGV[4])
+else
+  if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+  redis.call('PEXPIRE', KEYS[3], ARGV[4])
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
+return 1
+"""
+
+_LOAD = """
+local data = redis.call('GET', KEYS[1])
+if data then return {data, redis.call('ZSCORE', KEYS[2], ARGV[1]) or false} end
+data = redis.call('GET', KEYS[3])
+if data then return {data, false} end
+return false
+"""
+
+_TOUCH = """
+if redis.call('PEXPIRE', KEYS[1], ARGV[3]) == 0 then return 0 end
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+redis.call('PEXPIRE', KEYS[3], ARGV[3])
+return 1
+"""
+
+_RETIRE = """
+if redis.call('DEL', KEYS[1]) == 0 then return 0 end
+redis.call('ZREM', KEYS[2], ARGV[1])
+if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
+if tonumber(ARGV[3]) > 0 then redis.call('SET', KEYS[4], ARGV[2], 'PX', ARGV[3]) end
+return 1
+"""
+
+_IDLE = """
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
+local live = {}
+for _, id in ipairs(ids) do
+  if redis.call('EXISTS', ARGV[3] .. id) == 1 then
+    table.insert(live, id)
+  else
+    redis.call('ZREM', KEYS[1], id)  -- dropped by its safety TTL: nothing left to archive
+  end
+end
+return live
+"""
+
+
+class RedisSessionStore:
+    """Sessions in Redis, safe to share between processes and hosts.
+
+    Args:
+        url: a ``redis://`` URL.
+        retention_s: how long Redis keeps a session nobody touches (a safety net above the idle
+            TTL plus the sweep interval).
+        prefix: key prefix, to share a database with other data.
+        client: an existing ``redis.asyncio.Redis`` (decode_responses=True) to use instead.
+    """
+
+    def __init__(
+        self,
+        url: str = "redis://127.0.0.1:6379/0",
+        *,
+        retention_s: float = 3 * 3600,
+        prefix: str = "hd:sess:",
+        client: Any | None = None,
+    ) -> None:
+        try:
+            import redis.asyncio as redis_asyncio
+            import redis.exceptions as redis_exceptions
+        except ImportError as exc:
+            raise MissingExtraError("the Redis session store", "redis") from exc
+        self._errors = redis_exceptions
+        self._client = client or redis_asyncio.Redis.from_url(url, decode_responses=True)
+        self._owns_client = client is None
+        self._keep_ms = str(int(retention_s * 1000))
+        self._prefix = prefix
+        self._idle_key = prefix + "idle"
+        self._save = self._client.register_script(_SAVE)
+        self._load = self._client.register_script(_LOAD)
+        self._touch = self._client.register_script(_TOUCH)
+        self._retire = self._client.register_script(_RETIRE)
+        self._idle = self._client.register_script(_IDLE)
+
+    def _keys(self, session_id: str) -> tuple[str, str]:
+        return self._prefix + "s:" + session_id, self._prefix + "t:" + session_id
+
+    def _owner_key(self, tenant: str, user: str) -> str:
+        return self._prefix + "u:" + digest([tenant, user])
+
+    async def _call(self, fn: Callable[[], Awaitable[T]]) -> T:
+        errors = self._errors
+        try:
+            return await fn()
+        except errors.TimeoutError as exc:
+            raise BackendTimeoutError(f"Redis session store timed out: {exc}") from exc
+        except errors.ConnectionError as exc:
+            raise BackendUnavailableError(f"Redis session store unreachable: {exc}") from exc
+        except errors.RedisError as exc:
+            raise BackendError(f"Redis session store failed: {exc}") from exc
+
+    async def save(self, session: Session, *, create: bool = False) -> bool:
+        live, stone = self._keys(session.id)
+        blob = json.dumps(session.to_dict(), ensure_ascii=False, separators=(",", ":"))
+        keys = [live, self._idle_key, self._owner_key(session.tenant, session.user), stone]
+        args = [blob, session.id, repr(session.last_active), self._keep_ms, "1" if create else "0"]
+        done = await self._call(lambda: self._save(keys=keys, args=args))
+        return bool(done)
+
+    async def load(self, session_id: str) -> Session | None:
+        live, stone = self._keys(session_id)
+        found = await self._call(
+            lambda: self._load(keys=[live, self._idle_key, stone], args=[session_id])
+        )
+        if not found:
+            return None
+        session = Session.from_dict(json.loads(found[0]))
+        if found[1] is not None:
+            session.last_active = max(session.last_active, float(found[1]))
+        return session
+
+    async def touch(self, session: Session) -> bool:
+        live, _ = self._keys(session.id)
+        keys = [live, self._idle_key, self._owner_key(session.tenant, session.user)]
+        args = [session.id, repr(session.last_active), self._keep_ms]
+        return bool(await self._call(lambda: self._touch(keys=keys, args=args)))
+
+    async def retire(self, session: Session, *, tombstone_s: float) -> bool:
+        live, stone = self._keys(session.id)
+        tomb = session.to_dict()
+        tomb.update(status="closed", turns=[], short_term=[])
+        keys = [live, self._idle_key, self._owner_key(session.tenant, session.user), stone]
+        args = [
+            session.id,
+            json.dumps(tomb, ensure_ascii=False, separators=(",", ":")),
+            str(int(tombstone_s * 1000)),
+        ]
+        return bool(await self._call(lambda: self._retire(keys=keys, args=args)))
+
+    async def find_open(self, tenant: str, user: str) -> str | None:
+        found = await self._call(lambda: self._client.get(self._owner_key(tenant, user)))
+        return str(found) if found is not None else None
+
+    async def idle_before(self, cutoff: float, limit: int = 1000) -> list[str]:
+        args = [repr(cutoff), str(limit), self._prefix + "s:"]
+        found = await self._call(lambda: self._idle(keys=[self._idle_key], args=args))
+        return [str(sid) for sid in found]
+
+    async def aclose(self) -> None:
+        """Release the connection pool (only if this store created the client)."""
+        if self._owns_client:
+            await self._client.aclose()

@@ -1,0 +1,117 @@
+"""A conversation: its owner, its turns, the dialogue state it carries and its short-term facts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["Role", "Session", "SessionStatus", "Turn"]
+
+Role = Literal["user", "agent", "system", "tool"]
+SessionStatus = Literal["open", "closed"]
+
+_ROLES = frozenset({"user", "agent", "system", "tool"})
+
+
+@dataclass(slots=True)
+class Turn:
+    """One utterance or tool exchange.
+
+    A tool call is an ``agent`` turn with ``tool_call_id`` set; its result is a ``tool`` turn with
+    the same ``tool_call_id``. The trimmer keeps or drops the two together.
+    """
+
+    role: Role
+    text: str
+    ts: float = 0.0
+    tool_call_id: str | None = None
+    name: str | None = None
+    meta: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.role not in _ROLES:
+            raise ValueError(f"unknown turn role {self.role!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"role": self.role, "text": self.text, "ts": self.ts}
+        if self.tool_call_id is not None:
+            data["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            data["name"] = self.name
+        if self.meta:
+            data["meta"] = self.meta
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Turn:
+        return cls(
+            role=data["role"],
+            text=data["text"],
+            ts=float(data.get("ts", 0.0)),
+            tool_call_id=data.get("tool_call_id"),
+            name=data.get("name"),
+            meta=data.get("meta"),
+        )
+
+
+@dataclass(slots=True)
+class Session:
+    """The live state of one conversation, owned by one (tenant, user).
+
+    ``slots`` is the dialogue state carried between turns (written by the turn pipeline);
+    ``short_term`` holds short-term facts (dicts) that a destroy hook hands to memory.
+    """
+
+    id: str
+    tenant: str
+    user: str
+    created_at: float
+    last_active: float
+    status: SessionStatus = "open"
+    turns: list[Turn] = field(default_factory=list)
+    slots: dict[str, Any] = field(default_factory=dict)
+    short_term: list[dict[str, Any]] = field(default_factory=list)
+    summary: str = ""
+    closed_at: float | None = None
+
+    @property
+    def is_open(self) -> bool:
+        return self.status == "open"
+
+    def owned_by(self, tenant: str, user: str) -> bool:
+        return self.tenant == tenant and self.user == user
+
+    def idle_deadline(self, idle_ttl_s: float) -> float:
+        """The time at which this session expires unless it is used again."""
+        return self.last_active + idle_ttl_s
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "tenant": self.tenant,
+            "user": self.user,
+            "created_at": self.created_at,
+            "last_active": self.last_active,
+            "status": self.status,
+            "turns": [turn.to_dict() for turn in self.turns],
+            "slots": self.slots,
+            "short_term": self.short_term,
+            "summary": self.summary,
+            "closed_at": self.closed_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Session:
+        return cls(
+            id=data["id"],
+            tenant=data["tenant"],
+            user=data["user"],
+            created_at=float(data["created_at"]),
+            last_active=float(data["last_active"]),
+            status=data.get("status", "open"),
+            turns=[Turn.from_dict(t) for t in data.get("turns", [])],
+            slots=dict(data.get("slots", {})),
+            short_term=list(data.get("short_term", [])),
+            summary=data.get("summary", ""),
+            closed_at=data.get("closed_at"),
+        )
