@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Literal
 
 __all__ = [
+    "DEFAULT_FALLBACK",
     "TOOL_NAME_PATTERN",
     "BindingKind",
     "BindingSpec",
@@ -29,9 +29,10 @@ __all__ = [
 #: What providers accept as a function name (OpenAI, Anthropic, MCP all agree on this subset).
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
-BindingKind = Literal["python", "http", "builtin", "mcp"]
+#: The reply used when a tool (or an unknown one) cannot answer and its spec names none.
+DEFAULT_FALLBACK = "抱歉，这个问题我暂时无法查询，请稍后再试或转人工客服。"
 
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
+BindingKind = Literal["python", "http", "builtin", "mcp"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +60,7 @@ class HttpTarget:
     body: tuple[str, ...] | None = None
     body_encoding: Literal["json", "form"] = "json"
     idempotency_field: str | None = "idempotency_key"
-    headers: Mapping[str, str] = _EMPTY
+    headers: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def path_params(self) -> tuple[str, ...]:
@@ -77,7 +78,7 @@ class BindingSpec:
 
     kind: BindingKind
     http: HttpTarget | None = None
-    options: Mapping[str, Any] = _EMPTY
+    options: Mapping[str, Any] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
@@ -124,7 +125,7 @@ class ToolSpec:
     binding: BindingSpec
     response_format: Mapping[str, Any] | None = None
     timeout_s: float | None = None
-    fallback: str = "抱歉，系统暂时无法处理，请稍后再试。"
+    fallback: str = DEFAULT_FALLBACK
     health: HealthProbe = field(default_factory=HealthProbe)
     source: str = "<code>"
     sensitive: tuple[str, ...] = ()
