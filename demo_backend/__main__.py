@@ -1,0 +1,37 @@
+"""``python -m demo_backend --host 127.0.0.1 --port 8100 [--seed N]``."""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m demo_backend", description="Run the Hermes Desk demo business backend."
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8100)
+    parser.add_argument("--seed", type=int, default=None, help="seed for codes and fault rolls")
+    parser.add_argument(
+        "--require-verified-phone",
+        action="store_true",
+        help="POST /password only after a successful POST /sms/verify for that phone",
+    )
+    parser.add_argument("--log-level", default="warning")
+    args = parser.parse_args(argv)
+
+    import uvicorn
+
+    from demo_backend.app import create_app
+    from demo_backend.state import BackendState
+
+    state = BackendState(seed=args.seed, require_verified_phone=args.require_verified_phone)
+    print(f"Hermes Desk demo backend on http://{args.host}:{args.port}", flush=True)
+    uvicorn.run(create_app(state), host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,305 @@
+"""The backend's in-memory world: sample data, business rules, idempotency, faults and log.
+
+A fresh :class:`BackendState` holds its own deep copy of the sample data, so every app instance
+starts from the same known state and nothing touches the disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import copy
+import hashlib
+import json
+import random
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from demo_backend.faults import FaultTable
+from demo_backend.log import RequestLog
+
+__all__ = [
+    "FEATURES",
+    "SHIPMENT_STATUS_TEXT",
+    "BackendState",
+    "Refused",
+    "StoredResult",
+    "load_sample_data",
+]
+
+SHIPMENT_STATUS_TEXT: dict[str, str] = {
+    "pending": "待揽收",
+    "in_transit": "运输中",
+    "out_for_delivery": "派送中",
+    "delivered": "已签收",
+    "delayed": "延误",
+    "lost": "丢失",
+    "returned": "已退回",
+}
+ORDER_STATUS_TEXT: dict[str, str] = {
+    "pending_payment": "待付款",
+    "paid": "已付款，待发货",
+    "shipped": "已发货",
+    "delivered": "已签收",
+    "returning": "退货中",
+    "refunded": "已退款",
+    "cancelled": "已取消",
+}
+#: Features a user may or may not have (``GET /users/{id}/supports/{feature}``).
+FEATURES: dict[str, str] = {
+    "cod": "货到付款 / cash on delivery",
+    "invoice": "电子发票 / invoices",
+    "installments": "分期付款 / installments",
+    "express_delivery": "次日达 / next-day delivery",
+    "price_protection": "价格保护 / price protection",
+}
+_NO_RETURN = {"pending_payment", "cancelled", "refunded"}
+_NO_REFUND = {"pending_payment", "cancelled"}
+
+
+class Refused(Exception):
+    """A business refusal that becomes a JSON error response (404 unknown id, 409 conflict…)."""
+
+    def __init__(self, status: int, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.extra = extra
+
+    def body(self) -> dict[str, Any]:
+        return {"error": self.message, **self.extra}
+
+
+@dataclass(frozen=True, slots=True)
+class StoredResult:
+    """What an idempotency key maps to: the request's fingerprint and the answer given."""
+
+    fingerprint: str
+    status: int
+    body: dict[str, Any]
+
+
+def load_sample_data() -> dict[str, Any]:
+    """The bundled sample data (users, orders, shipments, payment methods, feature flags)."""
+    text = resources.files("demo_backend").joinpath("data.json").read_text(encoding="utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class BackendState:
+    """Everything one backend instance knows and remembers.
+
+    Args:
+        seed: seeds the random source (SMS codes, captcha ids, error-rate rolls).
+        rng: a ready random source; wins over ``seed``.
+        now: wall clock in epoch seconds (log times, SMS code expiry).
+        sleep: awaited for latency and hang faults; tests may pass an instant one.
+        data: sample data to use instead of the bundled ``data.json`` (copied, never mutated).
+        sms_code_ttl_s: how long a sent code stays valid.
+        require_verified_phone: when true, ``POST /password`` needs a successful
+            ``POST /sms/verify`` for that phone since its last password change.
+    """
+
+    def __init__(
+        self,
+        *,
+        seed: int | None = None,
+        rng: random.Random | None = None,
+        now: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        data: Mapping[str, Any] | None = None,
+        sms_code_ttl_s: float = 300.0,
+        require_verified_phone: bool = False,
+    ) -> None:
+        self.rng = rng if rng is not None else random.Random(seed)
+        self.now = now
+        self.sleep = sleep
+        self.sms_code_ttl_s = sms_code_ttl_s
+        self.require_verified_phone = require_verified_phone
+        self.faults = FaultTable(self.rng)
+        self.log = RequestLog(now)
+        raw = copy.deepcopy(dict(data) if data is not None else load_sample_data())
+        self.users: dict[str, dict[str, Any]] = {u["user_id"]: u for u in raw["users"]}
+        self.orders: dict[str, dict[str, Any]] = {o["order_id"]: o for o in raw["orders"]}
+        self.shipments: dict[str, dict[str, Any]] = {s["order_id"]: s for s in raw["shipments"]}
+        self.payment_methods: dict[str, list[dict[str, Any]]] = raw["payment_methods"]
+        self.supports: dict[str, dict[str, bool]] = raw["supports"]
+        self.phones: dict[str, str] = {u["phone"]: uid for uid, u in self.users.items()}
+        self.password_digests: dict[str, str] = {}
+        self.sms_outbox: dict[str, dict[str, Any]] = {}
+        self.verified_phones: set[str] = set()
+        self.captchas: dict[str, str] = {}
+        self.returns: dict[str, dict[str, Any]] = {}
+        self.refunds: dict[str, dict[str, Any]] = {}
+        self.tickets: dict[str, dict[str, Any]] = {}
+        self._idempotency: dict[tuple[str, str], StoredResult] = {}
+        self._lock = threading.Lock()
+
+    # -- idempotency ---------------------------------------------------------------------------
+
+    def stored(self, endpoint: str, key: str) -> StoredResult | None:
+        with self._lock:
+            return self._idempotency.get((endpoint, key))
+
+    def store(self, endpoint: str, key: str, result: StoredResult) -> None:
+        with self._lock:
+            self._idempotency[(endpoint, key)] = result
+
+    # -- look-ups ------------------------------------------------------------------------------
+
+    def user(self, user_id: str) -> dict[str, Any]:
+        user = self.users.get(user_id)
+        if user is None:
+            raise Refused(404, f"user {user_id} not found")
+        return {k: v for k, v in user.items()}
+
+    def phone(self, phone: str) -> dict[str, Any]:
+        user_id = self.phones.get(phone)
+        if user_id is None:
+            return {"phone": phone, "registered": False}
+        return {"phone": phone, "registered": True, "user_id": user_id}
+
+    def order(self, order_id: str) -> dict[str, Any]:
+        order = self.orders.get(order_id)
+        if order is None:
+            raise Refused(404, f"order {order_id} not found")
+        out = copy.deepcopy(order)
+        out["status_text"] = ORDER_STATUS_TEXT.get(order["status"], order["status"])
+        return out
+
+    def orders_of(self, user_id: str) -> dict[str, Any]:
+        self.user(user_id)
+        orders = [self.order(oid) for oid, o in self.orders.items() if o["user_id"] == user_id]
+        orders.sort(key=lambda o: o["created_at"], reverse=True)
+        return {"user_id": user_id, "orders": orders}
+
+    def shipment(self, order_id: str) -> dict[str, Any]:
+        self.order(order_id)
+        shipment = self.shipments.get(order_id)
+        if shipment is None:
+            raise Refused(404, f"order {order_id} has no shipment yet")
+        out = dict(shipment)
+        out["status_text"] = SHIPMENT_STATUS_TEXT.get(shipment["status"], shipment["status"])
+        return out
+
+    def list_payment_methods(self, user_id: str) -> dict[str, Any]:
+        self.user(user_id)
+        methods = copy.deepcopy(self.payment_methods.get(user_id, []))
+        return {"user_id": user_id, "methods": methods}
+
+    def support(self, user_id: str, feature: str) -> dict[str, Any]:
+        self.user(user_id)
+        if feature not in FEATURES:
+            raise Refused(404, f"unknown feature {feature}", features=sorted(FEATURES))
+        supported = bool(self.supports.get(user_id, {}).get(feature, False))
+        return {"user_id": user_id, "feature": feature, "supported": supported}
+
+    # -- account security ----------------------------------------------------------------------
+
+    def _token(self, prefix: str) -> str:
+        return f"{prefix}-{self.rng.getrandbits(48):012x}"
+
+    def send_sms(self, phone: str) -> dict[str, Any]:
+        code = f"{self.rng.randrange(1_000_000):06d}"
+        request_id = self._token("sms")
+        self.sms_outbox[phone] = {"code": code, "sent_at": self.now(), "request_id": request_id}
+        return {"sent": True, "request_id": request_id}
+
+    def outbox(self, phone: str) -> dict[str, Any]:
+        sent = self.sms_outbox.get(phone)
+        if sent is None:
+            raise Refused(404, "no code was sent to this phone")
+        return {"phone": phone, **sent}
+
+    def make_captcha(self, phone: str) -> dict[str, Any]:
+        alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+        answer = "".join(self.rng.choice(alphabet) for _ in range(4))
+        captcha_id = self._token("cap")
+        self.captchas[captcha_id] = answer
+        svg = (
+            '<svg xmlns="http://www.w3.org/2000/svg" width="96" height="32">'
+            '<rect width="96" height="32" fill="#eef"/>'
+            f'<text x="14" y="23" font-family="monospace" font-size="20">{answer}</text></svg>'
+        )
+        image = "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode("ascii")
+        return {"captcha_id": captcha_id, "image": image}
+
+    def verify_sms(self, phone: str, code: str) -> dict[str, Any]:
+        sent = self.sms_outbox.get(phone)
+        valid = (
+            sent is not None
+            and sent["code"] == code
+            and self.now() - float(sent["sent_at"]) <= self.sms_code_ttl_s
+        )
+        if valid:
+            self.verified_phones.add(phone)
+        return {"valid": valid}
+
+    def update_password(self, phone: str, new_password: str) -> dict[str, Any]:
+        user_id = self.phones.get(phone)
+        if user_id is None:
+            raise Refused(404, "phone is not registered")
+        if self.require_verified_phone and phone not in self.verified_phones:
+            raise Refused(403, "phone has not been verified by SMS code")
+        # Only a digest is kept: the demo never needs the password back.
+        self.password_digests[user_id] = _digest(new_password)
+        self.verified_phones.discard(phone)
+        return {"updated": True, "user_id": user_id}
+
+    # -- after-sales ---------------------------------------------------------------------------
+
+    def create_return(self, order_id: str, reason: str) -> dict[str, Any]:
+        order = self.orders.get(order_id)
+        if order is None:
+            raise Refused(404, f"order {order_id} not found")
+        if order["status"] in _NO_RETURN:
+            raise Refused(409, f"order {order_id} cannot be returned", order_status=order["status"])
+        status = "approved" if order["status"] in {"delivered", "returning"} else "pending_review"
+        return_id = f"RT{len(self.returns) + 1:08d}"
+        record = {"return_id": return_id, "order_id": order_id, "reason": reason, "status": status}
+        self.returns[return_id] = record
+        order["status"] = "returning"
+        return dict(record)
+
+    def issue_refund(self, order_id: str, amount: float) -> dict[str, Any]:
+        order = self.orders.get(order_id)
+        if order is None:
+            raise Refused(404, f"order {order_id} not found")
+        if order["status"] in _NO_REFUND:
+            raise Refused(409, f"order {order_id} cannot be refunded", order_status=order["status"])
+        if amount > float(order["amount"]) + 1e-9:
+            raise Refused(422, "amount exceeds the order amount", order_amount=order["amount"])
+        refund_id = f"RF{len(self.refunds) + 1:08d}"
+        record = {
+            "refund_id": refund_id,
+            "order_id": order_id,
+            "amount": round(amount, 2),
+            "status": "processing",
+            "expected_days": 3,
+        }
+        self.refunds[refund_id] = record
+        order["refunded_amount"] = round(float(order.get("refunded_amount", 0.0)) + amount, 2)
+        return dict(record)
+
+    def create_ticket(self, user_id: str, order_id: str | None, summary: str) -> dict[str, Any]:
+        self.user(user_id)
+        if order_id is not None:
+            self.order(order_id)
+        ticket_id = f"TK{len(self.tickets) + 1:08d}"
+        record = {
+            "ticket_id": ticket_id,
+            "user_id": user_id,
+            "order_id": order_id,
+            "summary": summary,
+            "status": "open",
+        }
+        self.tickets[ticket_id] = record
+        return {"ticket_id": ticket_id, "status": "open"}
