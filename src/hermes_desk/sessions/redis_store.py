@@ -89,6 +89,7 @@ class RedisSessionStore:
         retention_s: how long Redis keeps a session nobody touches (a safety net above the idle
             TTL plus the sweep interval).
         prefix: key prefix, to share a database with other data.
+        max_connections: pool size; callers beyond it wait for a free connection.
         client: an existing ``redis.asyncio.Redis`` (decode_responses=True) to use instead.
     """
 
@@ -98,6 +99,7 @@ class RedisSessionStore:
         *,
         retention_s: float = 3 * 3600,
         prefix: str = "hd:sess:",
+        max_connections: int = 64,
         client: Any | None = None,
     ) -> None:
         try:
@@ -106,8 +108,13 @@ class RedisSessionStore:
         except ImportError as exc:
             raise MissingExtraError("the Redis session store", "redis") from exc
         self._errors = redis_exceptions
-        self._client = client or redis_asyncio.Redis.from_url(url, decode_responses=True)
         self._owns_client = client is None
+        if client is None:
+            pool = redis_asyncio.BlockingConnectionPool.from_url(
+                url, max_connections=max_connections, timeout=5, decode_responses=True
+            )
+            client = redis_asyncio.Redis.from_pool(pool)
+        self._client = client
         self._keep_ms = str(int(retention_s * 1000))
         self._prefix = prefix
         self._idle_key = prefix + "idle"

@@ -1,0 +1,303 @@
+"""Session lifecycle with a fake clock: expiry, renewal, archive, hooks, ownership, resume."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from hermes_desk.config import SessionSettings
+from hermes_desk.errors import ConflictError, NotFoundError
+from hermes_desk.events import MemorySink
+from hermes_desk.ids import user_tag
+from hermes_desk.sessions import (
+    MemorySessionStore,
+    Session,
+    SessionManager,
+    SessionStore,
+    SqliteSessionArchive,
+    Turn,
+    build_session_store,
+)
+from hermes_desk.storage import SqliteDatabase
+from hermes_desk.testing import FakeClock
+
+pytestmark = pytest.mark.anyio
+
+TTL = 15 * 60
+
+
+@pytest.fixture
+def db(tmp_db_path: Path) -> Iterator[SqliteDatabase]:
+    database = SqliteDatabase(tmp_db_path)
+    yield database
+    database.close()
+
+
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
+async def store(
+    request: pytest.FixtureRequest, fake_clock: FakeClock
+) -> AsyncIterator[SessionStore]:
+    if request.param == "memory":
+        yield MemorySessionStore(clock=fake_clock)
+        return
+    from hermes_desk.sessions import RedisSessionStore
+
+    redis_store = RedisSessionStore(request.getfixturevalue("redis_url"))
+    yield redis_store
+    await redis_store.aclose()
+
+
+@pytest.fixture
+def sink() -> MemorySink:
+    return MemorySink()
+
+
+@pytest.fixture
+def manager(
+    store: SessionStore, fake_clock: FakeClock, db: SqliteDatabase, sink: MemorySink
+) -> SessionManager:
+    return SessionManager(
+        store,
+        SessionSettings(idle_ttl_s=TTL),
+        clock=fake_clock,
+        archive=SqliteSessionArchive(db),
+        events=sink,
+    )
+
+
+def _recorder(manager: SessionManager) -> list[tuple[str, str, int]]:
+    calls: list[tuple[str, str, int]] = []
+    manager.on_destroy(lambda s, reason: calls.append((s.id, reason, len(s.short_term))))
+    return calls
+
+
+async def test_get_renews_so_expiry_counts_idle_time_not_age(
+    manager: SessionManager, fake_clock: FakeClock
+) -> None:
+    session = await manager.create("t1", "alice")
+    for _ in range(4):  # one hour of activity, never 15 minutes idle
+        fake_clock.advance(TTL - 60)
+        renewed = await manager.get("t1", "alice", session.id)
+        assert renewed.is_open
+    fake_clock.advance(TTL)
+    with pytest.raises(NotFoundError):
+        await manager.get("t1", "alice", session.id)
+
+
+async def test_lazy_expiry_archives_and_runs_hooks_once(
+    manager: SessionManager, fake_clock: FakeClock, sink: MemorySink
+) -> None:
+    calls = _recorder(manager)
+    session = await manager.create("t1", "alice")
+    await manager.append_turn("t1", "alice", session.id, Turn("user", "物流已经晚了7天"))
+    loaded = await manager.get("t1", "alice", session.id)
+    loaded.short_term.append({"key": "logistics_delay_days", "value": 7})
+    loaded.slots["order_id"] = "123456789012"
+    await manager.save(loaded)
+
+    fake_clock.advance(TTL + 1)
+    for _ in range(2):
+        with pytest.raises(NotFoundError):
+            await manager.append_turn("t1", "alice", session.id, Turn("user", "还在吗"))
+    assert await manager.sweep() == 0
+    assert calls == [(session.id, "expired", 1)]
+
+    assert manager.archive is not None
+    record = await manager.archive.get("t1", "alice", session.id)
+    assert record is not None
+    assert record["reason"] == "expired"
+    assert [t["text"] for t in record["transcript"]] == ["物流已经晚了7天"]
+    assert record["slots"] == {"order_id": "123456789012"}
+    assert record["short_term"] == [{"key": "logistics_delay_days", "value": 7}]
+    assert "order_id=123456789012" in record["summary"]
+    assert [e.name for e in sink.events(session.id)] == ["session.created", "session.expired"]
+    assert "alice" not in str(sink.events(session.id)[0].to_dict())
+
+
+async def test_sweep_expires_only_idle_sessions(
+    manager: SessionManager, fake_clock: FakeClock
+) -> None:
+    calls = _recorder(manager)
+    idle = await manager.create("t1", "alice")
+    busy = await manager.create("t1", "bob")
+    fake_clock.advance(TTL - 10)
+    await manager.get("t1", "bob", busy.id)
+    fake_clock.advance(20)
+    assert await manager.sweep() == 1
+    assert await manager.sweep() == 0
+    assert calls == [(idle.id, "expired", 0)]
+    assert (await manager.get("t1", "bob", busy.id)).is_open
+
+
+async def test_close_archives_runs_hooks_and_refuses_appends(
+    manager: SessionManager, fake_clock: FakeClock
+) -> None:
+    calls = _recorder(manager)
+    session = await manager.create("t1", "alice")
+    await manager.append_turn("t1", "alice", session.id, Turn("user", "我要退货"))
+    closed = await manager.close("t1", "alice", session.id)
+    assert closed.status == "closed" and closed.closed_at == fake_clock.now()
+    assert calls == [(session.id, "closed", 0)]
+
+    with pytest.raises(ConflictError):
+        await manager.append_turn("t1", "alice", session.id, Turn("user", "还有一件事"))
+    stone = await manager.get("t1", "alice", session.id)
+    assert stone.status == "closed"
+    with pytest.raises(NotFoundError):
+        await manager.close("t1", "alice", session.id)
+    # A save racing the close is refused and brings nothing back.
+    with pytest.raises(ConflictError):
+        await manager.save(Session(session.id, "t1", "alice", 0.0, 0.0))
+    assert await manager.sweep() == 0
+    assert calls == [(session.id, "closed", 0)]
+    assert manager.archive is not None
+    record = await manager.archive.get("t1", "alice", session.id)
+    assert record is not None and record["reason"] == "closed" and record["turn_count"] == 1
+
+
+async def test_another_users_id_looks_unknown_and_changes_nothing(
+    manager: SessionManager, fake_clock: FakeClock
+) -> None:
+    calls = _recorder(manager)
+    session = await manager.create("t1", "alice")
+    fake_clock.advance(TTL - 5)
+    for tenant, user in [("t1", "mallory"), ("t2", "alice")]:
+        with pytest.raises(NotFoundError) as foreign:
+            await manager.get(tenant, user, session.id)
+        with pytest.raises(NotFoundError) as unknown:
+            await manager.get(tenant, user, "ses_doesnotexist")
+        assert foreign.value.to_dict().keys() == unknown.value.to_dict().keys()
+        assert foreign.value.message == unknown.value.message
+        with pytest.raises(NotFoundError):
+            await manager.append_turn(tenant, user, session.id, Turn("user", "hi"))
+        with pytest.raises(NotFoundError):
+            await manager.close(tenant, user, session.id)
+    assert calls == []
+    fake_clock.advance(10)  # the foreign calls did not renew it
+    assert await manager.sweep() == 1
+
+
+async def test_resume_within_the_idle_window(
+    manager: SessionManager, fake_clock: FakeClock
+) -> None:
+    first, resumed = await manager.open_or_resume("t1", "alice")
+    assert not resumed
+    fake_clock.advance(TTL - 1)
+    again, resumed = await manager.open_or_resume("t1", "alice")
+    assert resumed and again.id == first.id
+    other, resumed = await manager.open_or_resume("t1", "bob")
+    assert not resumed and other.id != first.id
+    fake_clock.advance(TTL)
+    fresh, resumed = await manager.open_or_resume("t1", "alice")
+    assert not resumed and fresh.id != first.id
+    await manager.close("t1", "alice", fresh.id)
+    after_close, resumed = await manager.open_or_resume("t1", "alice")
+    assert not resumed and after_close.id != fresh.id
+
+
+async def test_failing_hook_does_not_stop_the_others(
+    manager: SessionManager, sink: MemorySink
+) -> None:
+    seen: list[str] = []
+
+    def broken(session: Session, reason: str) -> None:
+        raise RuntimeError("memory is down")
+
+    async def handover(session: Session, reason: str) -> None:
+        await anyio.lowlevel.checkpoint()
+        seen.append(reason)
+
+    manager.on_destroy(broken)
+    manager.on_destroy(handover)
+    session = await manager.create("t1", "alice")
+    await manager.close("t1", "alice", session.id)
+    assert seen == ["closed"]
+    failed = sink.events(session.id, "session.hook_failed")
+    assert len(failed) == 1 and "memory is down" in failed[0].data["error"]
+
+
+async def test_ids_are_random_and_carry_a_keyed_user_tag(
+    store: SessionStore, fake_clock: FakeClock
+) -> None:
+    plain = SessionManager(store, SessionSettings(), clock=fake_clock)
+    tagged = SessionManager(store, SessionSettings(user_hash_key="k3y"), clock=fake_clock)
+    a = await plain.create("t1", "alice")
+    b = await tagged.create("t1", "alice")
+    assert re.fullmatch(r"ses_[A-Za-z0-9_-]{22}", a.id)  # 16 random bytes = 128 bits
+    assert b.id.startswith(f"ses_{user_tag('alice', b'k3y')}_")
+    assert "alice" not in b.id
+
+
+async def test_ids_unique_under_concurrent_creation(
+    manager: SessionManager, store: SessionStore
+) -> None:
+    ids: list[str] = []
+
+    async def create(n: int) -> None:
+        ids.append((await manager.create("t1", f"user{n % 7}")).id)
+
+    async with anyio.create_task_group() as tg:
+        for n in range(300):
+            tg.start_soon(create, n)
+    if isinstance(store, MemorySessionStore):  # threads too: the in-process store is shared
+        thread_ids: list[str] = []
+        lock = threading.Lock()
+
+        def worker() -> None:
+            for _ in range(200):
+                sid = anyio.run(manager.create, "t1", "threaded").id
+                with lock:
+                    thread_ids.append(sid)
+
+        threads = [threading.Thread(target=worker) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        ids += thread_ids
+        assert len(store) == len(ids)
+    assert len(set(ids)) == len(ids)
+
+
+async def test_background_sweeper_expires_sessions(
+    manager: SessionManager, fake_clock: FakeClock
+) -> None:
+    expired = anyio.Event()
+    manager.on_destroy(lambda s, reason: expired.set())
+    await manager.create("t1", "alice")
+    fake_clock.advance(TTL + 1)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(manager.run_sweeper, 0.01)
+            await expired.wait()
+            tg.cancel_scope.cancel()
+
+
+async def test_factory_builds_the_configured_store(fake_clock: FakeClock) -> None:
+    assert isinstance(build_session_store(SessionSettings(), clock=fake_clock), MemorySessionStore)
+
+
+@pytest.mark.redis
+async def test_factory_builds_redis_and_sessions_cross_workers(
+    redis_url: str, fake_clock: FakeClock
+) -> None:
+    settings = SessionSettings(store="redis", redis_url=redis_url)
+    worker_a = SessionManager(build_session_store(settings), settings, clock=fake_clock)
+    worker_b = SessionManager(build_session_store(settings), settings, clock=fake_clock)
+    try:
+        session = await worker_a.create("t1", "alice")
+        await worker_a.append_turn("t1", "alice", session.id, Turn("user", "你好"))
+        continued = await worker_b.append_turn("t1", "alice", session.id, Turn("agent", "您好"))
+        assert [t.text for t in continued.turns] == ["你好", "您好"]
+        await worker_b.close("t1", "alice", session.id)
+        with pytest.raises(ConflictError):
+            await worker_a.append_turn("t1", "alice", session.id, Turn("user", "?"))
+    finally:
+        await worker_a.aclose()
+        await worker_b.aclose()
