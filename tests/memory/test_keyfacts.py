@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hermes_desk.errors import PackError
+from hermes_desk.memory import KeyFactFilter, evaluate_filter
+from hermes_desk.memory.keyfacts import parse_number
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [("7", 7), ("7.5", 7.5), ("七", 7), ("十五", 15), ("二十三", 23), ("两百", 200),
+     ("seven", 7), ("半", 0.5), ("abc", None), ("", None)],
+)  # fmt: skip
+def test_parse_number(text: str, number: float | None) -> None:
+    assert parse_number(text) == number
+
+
+@pytest.mark.parametrize(
+    ("text", "signals"),
+    [
+        ("昨天下单的，到现在还没发货，我很生气", {"time", "negation", "emotion"}),
+        ("我已经打了3次电话了", {"quantity"}),
+        ("不好意思，我想问一下发票", set()),
+        ("I ordered 3 items yesterday and none arrived", {"time", "quantity", "negation"}),
+        ("This is ridiculous!!", {"emotion"}),
+        ("Hello, how are you", set()),
+    ],
+)
+def test_signals(keyfacts: KeyFactFilter, text: str, signals: set[str]) -> None:
+    assert set(keyfacts.signals_in(text)) == signals
+
+
+@pytest.mark.parametrize(
+    ("text", "intent", "key", "value", "key_fact"),
+    [
+        ("我的快递已经超过7天了还没到", "logistics", "logistics_delay_days", 7, True),
+        ("物流超过七天还没有更新，太失望了", "logistics", "logistics_delay_days", 7, True),
+        ("都两周了还没收到货", "logistics", "logistics_delay_days", 14, True),
+        ("My parcel is 7 days late and nobody told me", "logistics", "logistics_delay_days", 7, True),
+        ("I have been waiting for 10 days and it still hasn't arrived", "logistics",
+         "logistics_delay_days", 10, True),
+        ("不要给我打电话", "oos", "contact_preference_no_calls", True, True),
+        ("以后别再给我打电话了", None, "contact_preference_no_calls", True, True),
+        ("Please don't call me", None, "contact_preference_no_calls", True, True),
+        ("I don't want phone calls", None, "contact_preference_no_calls", True, True),
+        ("我已经催了三次了，还是没人处理", "complaint", "repeat_contact_count", 3, True),
+    ],
+)  # fmt: skip
+def test_extract_normalised_keys(
+    keyfacts: KeyFactFilter, text: str, intent: str | None, key: str, value: object,
+    key_fact: bool,
+) -> None:  # fmt: skip
+    found = {c.key: c for c in keyfacts.extract(text, intent, {})}
+    assert key in found, found
+    assert found[key].value == value
+    assert found[key].is_key_fact is key_fact
+
+
+def test_a_single_signal_is_not_a_key_fact(keyfacts: KeyFactFilter) -> None:
+    [candidate] = keyfacts.extract("已经等了7天", "logistics", {})
+    assert candidate.key == "logistics_delay_days" and candidate.is_key_fact is False
+
+
+def test_intent_scoped_rules_and_slot_values(keyfacts: KeyFactFilter) -> None:
+    assert keyfacts.extract("超过7天了还没到", "payment_methods", {}) == []
+    text = "订单 123456789012 已经三天没人处理，我要投诉！！"
+    found = {
+        c.key: c.value for c in keyfacts.extract(text, "complaint", {"order_id": "123456789012"})
+    }
+    assert found["complaint_order_id"] == "123456789012"
+
+
+def test_labels_and_long_term_keys(keyfacts: KeyFactFilter) -> None:
+    assert keyfacts.describe("logistics_delay_days", 7, "zh") == "物流已超过 7 天"
+    assert keyfacts.describe("logistics_delay_days", 7, "en") == "Parcel 7 days late"
+    assert keyfacts.describe("unknown_key", [1], "en") == "unknown_key = [1]"
+    assert keyfacts.is_long_term("contact_preference_no_calls")
+    assert not keyfacts.is_long_term("logistics_delay_days")
+
+
+def test_bad_pack_files_name_the_problem(tmp_path: Path) -> None:
+    bad = tmp_path / "keyfacts.yaml"
+    bad.write_text("signals: {time: {zh: {patterns: ['(']}}}\n", encoding="utf-8")
+    with pytest.raises(PackError, match=r"keyfacts.yaml \[time.zh\]"):
+        KeyFactFilter.from_file(bad)
+    bad.write_text("signals: {}\nrules: [{key: k, value: 1}]\n", encoding="utf-8")
+    with pytest.raises(PackError, match="field 'patterns'"):
+        KeyFactFilter.from_file(bad)
+    with pytest.raises(PackError):
+        KeyFactFilter.from_file(tmp_path / "missing.yaml")
+
+
+def test_evaluate_filter_counts(keyfacts: KeyFactFilter) -> None:
+    rows = [
+        {"text": "昨天买的东西到现在还没到", "key_fact": True, "lang": "zh"},
+        {"text": "你好", "key_fact": False, "lang": "zh"},
+        {"text": "hello there", "key_fact": True, "lang": "en"},
+    ]
+    report = evaluate_filter(keyfacts, rows)
+    assert report["all"]["tp"] == 1 and report["all"]["tn"] == 1 and report["all"]["fn"] == 1
+    assert report["all"]["precision"] == 1.0 and report["all"]["recall"] == 0.5
+    assert report["en"]["n"] == 1
+    assert [e["text"] for e in report["errors"]] == ["hello there"]
