@@ -149,14 +149,13 @@ async def test_sweep_archives_atomically_and_keeps_rows(
 async def test_pending_lists_every_tenant_oldest_first(
     store: MemoryStore, planner: Planner
 ) -> None:
+    candidate = CandidateFact("supports_apple_pay", False, 0.7)
     for i, (tenant, user) in enumerate([("t1", "u1"), ("t2", "u9")]):
-        candidate = CandidateFact("supports_apple_pay", False, 0.7)
-        await store.write(
-            tenant, user, candidate.key,
-            lambda c, t=tenant, u=user, n=i: planner.propose(  # type: ignore[misc]
-                t, u, candidate, now=NOW + n, source_session=None
-            ),
-        )  # fmt: skip
+
+        def plan(_current: Fact | None, t: str = tenant, u: str = user, n: int = i) -> Outcome:
+            return planner.propose(t, u, candidate, now=NOW + n, source_session=None)
+
+        await store.write(tenant, user, candidate.key, plan)
     pending = await store.pending()
     assert [(f.tenant, f.user_id) for f in pending] == [("t1", "u1"), ("t2", "u9")]
     assert await store.facts("t1", "u1", [FactStatus.ACTIVE]) == []
