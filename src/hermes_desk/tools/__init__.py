@@ -6,15 +6,69 @@ binding (with a time limit) → result validation → event and metrics, and ret
 :class:`ToolResult` whose ``status`` says what happened. Outcomes are values, not exceptions.
 """
 
+from hermes_desk.tools.assembly import build_registry, load_pack_tools
 from hermes_desk.tools.binding import CallContext, PythonBinding, ToolBinding
-from hermes_desk.tools.spec import BindingSpec, HealthProbe, HttpTarget, ToolSpec
+from hermes_desk.tools.breaker import BreakerPolicy, BreakerRecord, BreakerState
+from hermes_desk.tools.breaker_store import (
+    BreakerStateStore,
+    MemoryBreakerStore,
+    build_breaker_store,
+)
+from hermes_desk.tools.decorator import DecoratedTool, tool
+from hermes_desk.tools.executor import ToolExecutor, ToolResult, ToolStatus
+from hermes_desk.tools.gating import IntentGate
+from hermes_desk.tools.http_binding import HttpBinding
+from hermes_desk.tools.kb import KbHit, KnowledgeBase
+from hermes_desk.tools.metrics import ToolMetrics
+from hermes_desk.tools.openapi import OpenApiTools, load_openapi, to_json_schema
+from hermes_desk.tools.parsing import ParseFailure, ToolCall, parse_tool_call
+from hermes_desk.tools.registry import RegisteredTool, ToolRegistry
+from hermes_desk.tools.spec import (
+    DEFAULT_FALLBACK,
+    BindingSpec,
+    HealthProbe,
+    HttpTarget,
+    ToolSpec,
+)
+from hermes_desk.tools.validation import SchemaValidator
+from hermes_desk.tools.yaml_loader import load_tool_specs, parse_tool_specs
 
 __all__ = [
+    "DEFAULT_FALLBACK",
     "BindingSpec",
+    "BreakerPolicy",
+    "BreakerRecord",
+    "BreakerState",
+    "BreakerStateStore",
     "CallContext",
+    "DecoratedTool",
     "HealthProbe",
+    "HttpBinding",
     "HttpTarget",
+    "IntentGate",
+    "KbHit",
+    "KnowledgeBase",
+    "MemoryBreakerStore",
+    "OpenApiTools",
+    "ParseFailure",
     "PythonBinding",
+    "RegisteredTool",
+    "SchemaValidator",
     "ToolBinding",
+    "ToolCall",
+    "ToolExecutor",
+    "ToolMetrics",
+    "ToolRegistry",
+    "ToolResult",
     "ToolSpec",
+    "ToolStatus",
+    "build_breaker_store",
+    "build_registry",
+    "load_openapi",
+    "load_pack_tools",
+    "load_tool_specs",
+    "parse_tool_call",
+    "parse_tool_specs",
+    "to_json_schema",
+    "tool",
 ]

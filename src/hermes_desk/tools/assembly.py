@@ -1,0 +1,92 @@
+"""Turn specs into a live :class:`ToolRegistry`: pair each spec with its binding.
+
+HTTP specs get an :class:`HttpBinding` on the shared client, the built-in ``kb_search`` gets the
+pack's :class:`KnowledgeBase`; ``python`` and ``mcp`` specs need their binding passed in
+``bindings`` (``@tool`` objects carry theirs; MCP bindings come from the MCP client).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import httpx
+
+from hermes_desk.errors import PackError
+from hermes_desk.tools.binding import ToolBinding
+from hermes_desk.tools.decorator import DecoratedTool
+from hermes_desk.tools.http_binding import HttpBinding
+from hermes_desk.tools.kb import KbSearchBinding, KnowledgeBase
+from hermes_desk.tools.registry import ToolRegistry
+from hermes_desk.tools.spec import ToolSpec
+from hermes_desk.tools.yaml_loader import load_tool_specs
+
+__all__ = ["build_registry", "load_pack_tools"]
+
+
+def build_registry(
+    specs: Iterable[ToolSpec],
+    *,
+    client: httpx.AsyncClient | None = None,
+    kb: KnowledgeBase | None = None,
+    bindings: Mapping[str, ToolBinding] | None = None,
+    python_tools: Iterable[DecoratedTool] = (),
+) -> ToolRegistry:
+    """A registry of ``specs`` (plus ``python_tools``), each bound; PackError if one cannot be."""
+    registry = ToolRegistry()
+    given = dict(bindings or {})
+    for spec in specs:
+        binding: ToolBinding | None = given.get(spec.name)
+        if binding is None and spec.binding.kind == "http" and spec.binding.http is not None:
+            if client is None:
+                raise PackError(
+                    "an HTTP tool needs an HTTP client",
+                    file=spec.source,
+                    item=spec.name,
+                    field="http",
+                )
+            binding = HttpBinding(spec.binding.http, client, health_url=spec.health.url)
+        elif binding is None and spec.binding.kind == "builtin":
+            if spec.binding.options.get("builtin") != "kb_search" or kb is None:
+                raise PackError(
+                    "the built-in kb_search needs the pack's knowledge base",
+                    file=spec.source,
+                    item=spec.name,
+                    field="builtin",
+                )
+            binding = KbSearchBinding(kb)
+        if binding is None:
+            raise PackError(
+                f"no binding given for a {spec.binding.kind} tool",
+                file=spec.source,
+                item=spec.name,
+                field="binding",
+            )
+        registry.add(spec, binding)
+    for decorated in python_tools:
+        registry.add(decorated.spec, decorated.binding)
+    return registry
+
+
+def load_pack_tools(
+    pack_dir: str | Path,
+    *,
+    variables: Mapping[str, str] | None = None,
+    client: httpx.AsyncClient | None = None,
+    kb_db_path: str | Path = ":memory:",
+    bindings: Mapping[str, ToolBinding] | None = None,
+) -> tuple[ToolRegistry, KnowledgeBase]:
+    """The registry of a pack's ``tools.yaml`` and the knowledge base of its ``kb/``.
+
+    The caller owns (and closes) the client and the knowledge base.
+    """
+    root = Path(pack_dir)
+    specs = (
+        load_tool_specs(root / "tools.yaml", variables) if (root / "tools.yaml").exists() else []
+    )
+    kb = KnowledgeBase.from_dir(root / "kb", db_path=kb_db_path)
+    try:
+        return build_registry(specs, client=client, kb=kb, bindings=bindings), kb
+    except BaseException:
+        kb.close()
+        raise

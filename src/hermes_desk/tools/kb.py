@@ -1,0 +1,217 @@
+"""The built-in knowledge-base search tool: a pack's ``kb/*.md`` on SQLite FTS5 with BM25.
+
+Articles are Markdown files whose first line is ``# Title``; the rest is the body; the id is the
+file name without ``.md``.
+
+Chinese is written without spaces, so a word tokenizer sees a whole sentence as one token. Text
+is indexed as overlapping character bigrams for CJK runs (``退货运费`` → ``退货 货运 运费``) and
+lower-cased words for everything else — the CJK analysis Lucene and Elasticsearch ship — and a
+query goes through the same analysis, its terms OR-ed and ranked by FTS5's ``bm25()`` (title
+weighted ×2). "运费怎么算" then finds the article on 运费 with no segmenter and no dictionary,
+and a one-character query still matches through a prefix term. FTS5's ``trigram`` tokenizer was
+the other candidate; it cannot match the many two-character Chinese words (运费, 发票, 退货).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+
+from hermes_desk.errors import PackError
+from hermes_desk.tools.binding import CallContext
+
+__all__ = [
+    "KB_SEARCH_PARAMETERS",
+    "KB_SEARCH_RESULT",
+    "KbHit",
+    "KbSearchBinding",
+    "KnowledgeBase",
+    "analyze",
+]
+
+KB_SEARCH_PARAMETERS: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "问题或关键词",
+        },
+        "limit": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+KB_SEARCH_RESULT: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "results": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string"},
+                    "title": {"type": "string"},
+                    "snippet": {"type": "string"},
+                    "score": {"type": "number"},
+                },
+                "required": ["id", "title", "snippet", "score"],
+            },
+        }
+    },
+    "required": ["results"],
+}
+
+# CJK ideographs, kana and hangul: scripts written without spaces.
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_RUN = re.compile(rf"([{_CJK}]+)|([^\W_]+)", re.UNICODE)
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
+
+
+def analyze(text: str) -> list[str]:
+    """Index terms: CJK runs as overlapping bigrams (a lone character stays one term), other
+    scripts as lower-cased words."""
+    terms: list[str] = []
+    for cjk, word in _RUN.findall(text.lower()):
+        if cjk:
+            if len(cjk) == 1:
+                terms.append(cjk)
+            else:
+                terms.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
+        else:
+            terms.append(word)
+    return terms
+
+
+def _match_expression(query: str) -> str | None:
+    terms = list(dict.fromkeys(analyze(query)))
+    if not terms:
+        return None
+    parts = []
+    for term in terms:
+        quoted = '"' + term.replace('"', '""') + '"'
+        # A lone CJK character is a prefix of the bigrams that start with it.
+        parts.append(quoted + " *" if len(term) == 1 and _CJK_CHAR.match(term) else quoted)
+    return " OR ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class KbHit:
+    id: str
+    title: str
+    snippet: str
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "snippet": self.snippet, "score": self.score}
+
+
+class KnowledgeBase:
+    """An FTS5 index of articles (in memory by default, or in a SQLite file)."""
+
+    def __init__(self, db_path: str | Path = ":memory:") -> None:
+        self._conn = sqlite3.connect(str(db_path), check_same_thread=False, isolation_level=None)
+        self._lock = threading.Lock()
+        self._conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS kb USING fts5("
+            "doc_id UNINDEXED, title UNINDEXED, body UNINDEXED, title_terms, body_terms, "
+            "tokenize = 'unicode61 remove_diacritics 2')"
+        )
+
+    @classmethod
+    def from_dir(cls, folder: str | Path, *, db_path: str | Path = ":memory:") -> KnowledgeBase:
+        """Index every ``*.md`` in ``folder`` (a missing folder gives an empty base)."""
+        kb = cls(db_path)
+        root = Path(folder)
+        articles = []
+        for path in sorted(root.glob("*.md")) if root.is_dir() else []:
+            text = path.read_text(encoding="utf-8").strip()
+            first, _, body = text.partition("\n")
+            if not first.startswith("# ") or not first[2:].strip():
+                kb.close()
+                raise PackError("the first line must be '# Title'", file=str(path), field="title")
+            articles.append((path.stem, first[2:].strip(), body.strip()))
+        kb.add_many(articles)
+        return kb
+
+    def add_many(self, articles: Iterable[tuple[str, str, str]]) -> int:
+        """Index ``(id, title, body)`` triples, replacing articles with the same id."""
+        rows = [
+            (doc_id, title, body, " ".join(analyze(title)), " ".join(analyze(body)))
+            for doc_id, title, body in articles
+        ]
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                self._conn.executemany("DELETE FROM kb WHERE doc_id = ?", [(r[0],) for r in rows])
+                self._conn.executemany("INSERT INTO kb VALUES (?, ?, ?, ?, ?)", rows)
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+        return len(rows)
+
+    def add(self, doc_id: str, title: str, body: str) -> None:
+        self.add_many([(doc_id, title, body)])
+
+    def __len__(self) -> int:
+        with self._lock:
+            row = self._conn.execute("SELECT count(*) FROM kb").fetchone()
+        return int(row[0])
+
+    def search(self, query: str, limit: int = 3) -> list[KbHit]:
+        """The best ``limit`` articles for ``query`` by BM25 (best first)."""
+        expression = _match_expression(query)
+        if expression is None:
+            return []
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT doc_id, title, body, bm25(kb, 0, 0, 0, 2.0, 1.0) AS rank FROM kb "
+                "WHERE kb MATCH ? ORDER BY rank LIMIT ?",
+                (expression, int(limit)),
+            ).fetchall()
+        terms = analyze(query)
+        return [
+            KbHit(id=r[0], title=r[1], snippet=_snippet(r[2], terms), score=round(-r[3], 4))
+            for r in rows
+        ]
+
+    async def asearch(self, query: str, limit: int = 3) -> list[KbHit]:
+        return await anyio.to_thread.run_sync(self.search, query, limit)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def _snippet(body: str, terms: list[str], width: int = 120) -> str:
+    lowered = body.lower()
+    positions = [p for p in (lowered.find(t) for t in terms) if p >= 0]
+    start = max(0, min(positions) - 20) if positions else 0
+    text = body[start : start + width].replace("\n", " ").strip()
+    return ("…" if start else "") + text + ("…" if start + width < len(body) else "")
+
+
+class KbSearchBinding:
+    """``kb_search {query, limit}`` → ``{"results": [{id, title, snippet, score}]}``."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self._kb = kb
+
+    async def call(
+        self, arguments: Mapping[str, Any], *, timeout_s: float, context: CallContext
+    ) -> Any:
+        hits = await self._kb.asearch(str(arguments["query"]), int(arguments.get("limit", 3)))
+        return {"results": [h.to_dict() for h in hits]}
+
+    async def health(self, *, timeout_s: float) -> bool:
+        return True
