@@ -19,10 +19,10 @@ from typing import Any
 
 from hermes_desk.errors import NotFoundError, ValidationError
 from hermes_desk.sessions.session import Turn
-from hermes_desk.sessions.tokens import EstimateCounter, TokenCounter
+from hermes_desk.sessions.tokens import estimate_for_encoding
 from hermes_desk.sessions.trimming import ContextTrimmer
 
-__all__ = ["EvalCase", "evaluate_trimming", "load_cases"]
+__all__ = ["EvalCase", "count_cases", "evaluate_trimming", "load_cases"]
 
 _ROLES = {"usr": "user", "sys": "agent", "user": "user", "agent": "agent", "system": "system"}
 
@@ -69,6 +69,12 @@ def load_cases(path: str | Path) -> Iterator[EvalCase]:
             yield EvalCase(str(record["dialogue_id"]), turns[:index], record["text"], origins)
 
 
+def count_cases(path: str | Path) -> int:
+    """How many user turns the file holds (for progress bars)."""
+    with Path(path).open(encoding="utf-8") as fh:
+        return sum(1 for line in fh if line.strip())
+
+
 def evaluate_trimming(
     path: str | Path,
     trimmer: ContextTrimmer,
@@ -76,7 +82,6 @@ def evaluate_trimming(
     budget_ratio: float = 0.53,
     limit: int | None = None,
     progress: Callable[[int], None] | None = None,
-    reference: TokenCounter | None = None,
 ) -> dict[str, Any]:
     """Trim every case's history to ``budget_ratio`` of its tokens and score the result.
 
@@ -133,8 +138,8 @@ def evaluate_trimming(
             "max": timings[-1] if timings else 0.0,
         },
     }
-    if reference is None and trimmer.counter.name != "estimate":
-        estimate = EstimateCounter()
+    if trimmer.counter.name != "estimate":
+        estimate = estimate_for_encoding(trimmer.counter.name)
         exact = sum(trimmer.counter.count(t) for t in texts)
         guessed = sum(estimate.count(t) for t in texts)
         report["estimate_error"] = (guessed - exact) / exact if exact else 0.0
