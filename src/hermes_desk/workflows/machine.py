@@ -262,9 +262,10 @@ def _phase_verdict(
             return RunSteps(phase.name, phase.mode, (step.name,))
         return None
     if phase.mode == "all":
-        failed = [r.name for r in records if r.status in _STEP_FAILED]
-        if failed:
-            return failed[0]
+        failed = [r for r in records if r.status in _STEP_FAILED]
+        if failed:  # the step that failed, not the siblings cancelled because of it
+            failed.sort(key=lambda r: r.status == "cancelled")
+            return failed[0].name
         open_steps = tuple(r.name for r in records if r.status in _STEP_OPEN)
         return RunSteps(phase.name, phase.mode, open_steps) if open_steps else None
     # first: the first success wins; steps still open are losers (cancelled).

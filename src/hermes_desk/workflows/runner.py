@@ -123,9 +123,14 @@ class WorkflowRunner:
         except Superseded:
             self.emit(cursor.state, "workflow.superseded", seq=cursor.seq)
             raise
+        except anyio.get_cancelled_exc_class():
+            # Cancelled from outside (service stopping, a caller's scope): record it, then go.
+            with anyio.CancelScope(shield=True):
+                await self._after_cancel(definition, cursor)
+            raise
         finally:
             cursor.scope = None
-        if scope.cancelled_caught:
+        if scope.cancelled_caught:  # stopped on purpose: the deadline passed
             with anyio.CancelScope(shield=True):
                 await self._after_cancel(definition, cursor)
         return cursor.state

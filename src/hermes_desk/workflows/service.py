@@ -144,7 +144,8 @@ class WorkflowService:
     async def _settle(self, drive: _Drive, wait_s: float | None) -> WorkflowView:
         with anyio.move_on_after(self.settle_wait_s if wait_s is None else wait_s):
             await drive.settled.wait()
-        return WorkflowView.of(drive.cursor.state, seq=drive.cursor.seq)
+        history = await self.store.history(drive.cursor.state.id)
+        return WorkflowView.of(drive.cursor.state, seq=drive.cursor.seq, history=history)
 
     def drives_locally(self, workflow_id: str) -> bool:
         return workflow_id in self._drives
