@@ -1,0 +1,34 @@
+"""Fixtures for the tools tests: the demo backend on loopback, cleared between tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def backend_url() -> Iterator[str]:
+    """The demo business backend served on a free loopback port."""
+    from demo_backend.app import create_app
+
+    from hermes_desk.testing.servers import serve_in_thread
+
+    with serve_in_thread(create_app()) as url:
+        yield url
+
+
+@pytest.fixture
+def backend(backend_url: str) -> Iterator[httpx.Client]:
+    """A client for the backend's admin routes; faults and the log are cleared around a test."""
+    with httpx.Client(base_url=backend_url, timeout=10) as client:
+        client.delete("/_faults")
+        client.delete("/_log")
+        yield client
+        client.delete("/_faults")
