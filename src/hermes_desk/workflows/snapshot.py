@@ -162,6 +162,8 @@ class InMemorySnapshotStore:
                     f"workflow {snapshot.workflow_id} moved on (seq {stored}, expected "
                     f"{expected_seq})"
                 )
+            if current is not None and stored is None:  # expired: its history goes with it
+                self._history.pop(snapshot.workflow_id, None)
             expires = (self._now() if self._now else snapshot.saved_at) + ttl_s
             self._current[snapshot.workflow_id] = (snapshot, expires)
             self._history.setdefault(snapshot.workflow_id, []).append(
