@@ -28,9 +28,11 @@ from __future__ import annotations
 import logging
 import math
 import re
+import statistics
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from hermes_desk.sessions.session import Turn
 from hermes_desk.sessions.tokens import MESSAGE_OVERHEAD_TOKENS, TokenCounter
@@ -83,7 +85,15 @@ class TrimWeights:
     @classmethod
     def recency_only(cls) -> TrimWeights:
         """Baseline: keep the newest turns that fit."""
-        return cls(previous_bonus=0, rule_bonus=0, novel=0, repeat=0, value=0, referenced=0)
+        return cls(
+            previous_bonus=0,
+            rule_bonus=0,
+            novel=0,
+            repeat=0,
+            value=0,
+            referenced=0,
+            cost_exponent=0,
+        )
 
     @classmethod
     def article(cls) -> TrimWeights:
@@ -97,6 +107,7 @@ class TrimWeights:
             referenced=0,
             recency=1.0,
             user_weight=1.0,
+            cost_exponent=0,
         )
 
 
@@ -128,16 +139,23 @@ class _Segmenter:
 
     def __init__(self) -> None:
         import jieba
-        import jieba.analyse
 
         jieba.setLogLevel(logging.WARNING)
         logging.getLogger("jieba").setLevel(logging.WARNING)
         jieba.initialize()
         self._cut = jieba.lcut
-        tfidf = jieba.analyse.default_tfidf
-        self.idf: dict[str, float] = tfidf.idf_freq
+        # jieba's general-corpus IDF table (read here: jieba.analyse leaves the file open).
+        idf: dict[str, float] = {}
+        table = Path(jieba.__file__).parent / "analyse" / "idf.txt"
+        with table.open(encoding="utf-8") as fh:
+            for line in fh:
+                word, _, value = line.strip().partition(" ")
+                if value:
+                    idf[word] = float(value)
+        self.idf = idf
+        median = statistics.median(idf.values()) if idf else 10.0
         # Unknown words are mostly names and domain terms: treat them as rare.
-        self.unknown_idf: float = max(tfidf.median_idf, 10.0)
+        self.unknown_idf: float = max(median, 10.0)
 
     def terms(self, text: str) -> dict[str, float]:
         found: dict[str, float] = {}
