@@ -127,6 +127,12 @@ class _Runner:
             # The client gave up: nothing runs, like a server that never got to it.
             state.log.record(name, request.method, "fault", 504, key)
             return JSONResponse({"error": "timed out (injected fault)", "endpoint": name}, 504)
+        if config.timeout:
+            # The hang may have ended because the fault was cleared or changed.
+            current = state.faults.for_endpoint(name)
+            if current is None:
+                return None
+            config = current
         if state.faults.roll_error(config):
             state.log.record(name, request.method, "fault", config.status_code, key)
             return JSONResponse({"error": "injected fault", "endpoint": name}, config.status_code)

@@ -149,7 +149,7 @@ def test_clearing_a_timeout_releases_the_hanging_request(
 ) -> None:
     result: dict[str, httpx.Response] = {}
     with httpx.Client(base_url=hanging_url, timeout=20) as http:
-        http.put("/_faults/get_order", json={"timeout": True, "hang_s": 30})
+        http.put("/_faults/get_order", json={"timeout": True, "hang_s": 30, "error_rate": 1})
 
         def call() -> None:
             with httpx.Client(base_url=hanging_url, timeout=20) as other:
