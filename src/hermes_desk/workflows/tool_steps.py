@@ -1,0 +1,41 @@
+"""Steps through the tools module: every step call gets the tools' validation, breaker, events.
+
+:class:`ToolStepExecutor` adapts a :class:`~hermes_desk.tools.ToolExecutor` to the
+:class:`~hermes_desk.workflows.executor.StepExecutor` boundary; the step's idempotency key travels
+in the call context (HTTP tools send it as a body field and an ``Idempotency-Key`` header).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hermes_desk.tools import CallContext, ToolExecutor
+from hermes_desk.workflows.executor import StepOutcome
+
+__all__ = ["ToolStepExecutor"]
+
+
+class ToolStepExecutor:
+    def __init__(self, tools: ToolExecutor) -> None:
+        self._tools = tools
+
+    async def run_step(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        idempotency_key: str,
+        timeout_s: float,
+        request_id: str,
+    ) -> StepOutcome:
+        result = await self._tools.execute(
+            {"name": tool, "arguments": arguments},
+            request_id=request_id,
+            allowed_tools=None,  # the workflow definition is the gate: it names its tools
+            context=CallContext(request_id=request_id, idempotency_key=idempotency_key),
+        )
+        status = str(result.status.value)
+        if result.ok:
+            output = result.result if isinstance(result.result, dict) else {"result": result.result}
+            return StepOutcome(True, output=output, status=status)
+        return StepOutcome(False, error=result.error or status, status=status)
