@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -37,6 +38,16 @@ def fast_settings(slow_call_s: float = 0.25) -> ToolSettings:
     )
 
 
-def business_calls(client: httpx.Client, endpoint: str) -> list[dict[str, object]]:
-    entries = client.get("/_log").json()["entries"]
-    return [e for e in entries if e["endpoint"] == endpoint]
+async def backend_log(
+    admin: httpx.AsyncClient, endpoint: str | None = None, *, since: int = 0
+) -> list[dict[str, Any]]:
+    """The backend's request log after ``since``, for one endpoint or all."""
+    entries: list[dict[str, Any]] = (await admin.get("/_log", params={"since": since})).json()[
+        "entries"
+    ]
+    return [e for e in entries if endpoint is None or e["endpoint"] == endpoint]
+
+
+async def log_mark(admin: httpx.AsyncClient) -> int:
+    last: int = (await admin.get("/_log")).json()["last_seq"]
+    return last
