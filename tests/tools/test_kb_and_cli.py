@@ -1,0 +1,120 @@
+"""Knowledge-base search (Chinese without spaces), the CLI, and the pinned public API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tools_helpers import PACK
+from typer.testing import CliRunner
+
+import hermes_desk.tools as tools_pkg
+from hermes_desk.cli.tools import app
+from hermes_desk.errors import PackError
+from hermes_desk.tools import KnowledgeBase, ToolExecutor, build_registry, load_tool_specs
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "openapi"
+
+
+@pytest.fixture
+def kb_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    articles = {
+        "shipping-fee": ("运费说明", "订单满99元包邮，不满99元收取运费10元，偏远地区另计。"),
+        "invoice": ("发票开具", "下单后可在订单详情页申请电子发票，增值税专用发票需联系客服。"),
+        "warranty": ("保修政策", "电子产品自签收之日起享受一年免费保修。"),
+        "returns": (
+            "七天无理由退货",
+            "签收后7天内，商品完好可申请无理由退货。",
+        ),
+        "english": ("Payment methods", "We accept Alipay, WeChat Pay and bank cards."),
+    }
+    for name, (title, body) in articles.items():
+        (folder / f"{name}.md").write_text(f"# {title}\n\n{body}\n", encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("query", "best"),
+    [
+        ("运费怎么算", "shipping-fee"),
+        ("我想开发票", "invoice"),
+        ("东西坏了能保修吗", "warranty"),
+        ("无理由退货", "returns"),
+        ("保", "warranty"),
+        ("do you accept alipay", "english"),
+    ],
+)
+def test_chinese_queries_match_without_spaces(kb_dir: Path, query: str, best: str) -> None:
+    kb = KnowledgeBase.from_dir(kb_dir)
+    try:
+        hits = kb.search(query, limit=3)
+        assert hits and hits[0].id == best
+        assert hits[0].score > 0 and hits[0].title
+    finally:
+        kb.close()
+
+
+def test_nothing_matches_and_bad_articles_are_refused(kb_dir: Path, tmp_path: Path) -> None:
+    kb = KnowledgeBase.from_dir(kb_dir)
+    assert kb.search("火星天气") == [] and kb.search("  ！？ ") == []
+    kb.close()
+    (kb_dir / "bad.md").write_text("no title line\nbody", encoding="utf-8")
+    with pytest.raises(PackError) as caught:
+        KnowledgeBase.from_dir(kb_dir)
+    assert caught.value.details["file"].endswith("bad.md")
+
+
+@pytest.mark.anyio
+async def test_kb_search_is_a_tool(kb_dir: Path) -> None:
+    specs = [s for s in load_tool_specs(PACK / "tools.yaml") if s.name == "kb_search"]
+    kb = KnowledgeBase.from_dir(kb_dir)
+    executor = ToolExecutor(build_registry(specs, kb=kb))
+    result = await executor.execute(
+        {"name": "kb_search", "arguments": {"query": "运费怎么算", "limit": 2}},
+        request_id="ses_kb",
+        allowed_tools=["kb_search"],
+    )
+    kb.close()
+    assert result.ok
+    assert result.result["results"][0]["id"] == "shipping-fee"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def test_cli_validate_and_list() -> None:
+    runner = CliRunner()
+    ok = runner.invoke(app, ["validate", "ecommerce"])
+    assert ok.exit_code == 0, ok.output
+    assert "12 tools valid" in ok.output and "ok  get_order" in ok.output
+    openapi = runner.invoke(app, ["validate", str(FIXTURES / "petstore-expanded.yaml")])
+    assert openapi.exit_code == 0 and "4 tools valid" in openapi.output
+    listing = runner.invoke(app, ["list", "ecommerce"])
+    assert listing.exit_code == 0 and "get_shipment" in listing.output
+
+
+def test_cli_validate_names_the_bad_field(tmp_path: Path) -> None:
+    bad = tmp_path / "tools.yaml"
+    bad.write_text(
+        "tools:\n  - name: get_x\n    description: x\n    timeout_s: 0\n    builtin: kb_search\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(app, ["validate", str(bad)])
+    assert result.exit_code == 1
+    assert f"{bad} [get_x] field 'timeout_s'" in result.output
+
+
+def test_public_api_is_pinned() -> None:
+    expected = {
+        "ToolSpec", "ToolResult", "ToolStatus", "ToolCall", "ToolExecutor", "ToolRegistry",
+        "load_tool_specs", "load_openapi", "tool", "KnowledgeBase", "parse_tool_call",
+        "build_breaker_store", "ToolMetrics", "ToolBinding", "CallContext", "IntentGate",
+        "BreakerStateStore",
+    }  # fmt: skip
+    assert expected <= set(tools_pkg.__all__)
+    for name in tools_pkg.__all__:
+        assert hasattr(tools_pkg, name)
