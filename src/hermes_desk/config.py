@@ -109,6 +109,11 @@ class MemorySettings(_Section):
     notes_limit: int = Field(10, ge=1)
     verify_interval_s: float = Field(300.0, gt=0)
     key_fact_min_signals: int = Field(2, ge=1)
+    postgres_synchronous_commit: bool = Field(
+        False,
+        description="off matches SQLite WAL + synchronous=NORMAL: a crash may lose the last"
+        " commits (never corrupts); on waits for the WAL flush on every write",
+    )
 
 
 class McpServerSettings(_Section):

@@ -45,7 +45,11 @@ async def _service(config: Path | None, db: Path | None) -> AsyncIterator[Memory
     if db is None and settings.memory.store == "postgres":
         from hermes_desk.memory.postgres_store import PostgresMemoryStore
 
-        store = await PostgresMemoryStore.open(settings.memory.postgres_dsn, max_size=2)
+        store = await PostgresMemoryStore.open(
+            settings.memory.postgres_dsn,
+            max_size=2,
+            synchronous_commit=settings.memory.postgres_synchronous_commit,
+        )
     else:
         store = SqliteMemoryStore.open(db or settings.database_path)
     service = MemoryService(
