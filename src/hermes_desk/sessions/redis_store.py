@@ -188,6 +188,18 @@ class RedisSessionStore:
         found = await self._call(lambda: self._idle(keys=[self._idle_key], args=args))
         return [str(sid) for sid in found]
 
+    async def clear(self) -> int:
+        """Delete every key under this store's prefix (scratch data, tests). Returns the count."""
+        client = self._client
+
+        async def delete_all() -> int:
+            removed = 0
+            async for key in client.scan_iter(match=self._prefix + "*", count=1000):
+                removed += int(await client.delete(key))
+            return removed
+
+        return await self._call(delete_all)
+
     async def aclose(self) -> None:
         """Release the connection pool (only if this store created the client)."""
         if self._owns_client:

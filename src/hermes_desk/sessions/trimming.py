@@ -197,6 +197,10 @@ class ContextTrimmer:
         self._cache_size = cache_size
         self._segmenter: _Segmenter | None = None
 
+    def clear_cache(self) -> None:
+        """Forget analysed texts (the segmenter and its IDF table stay loaded)."""
+        self._cache.clear()
+
     def count_tokens(self, turns: Sequence[Turn]) -> int:
         """Tokens the turns cost as chat messages (text plus per-message framing)."""
         return sum(self._analyse(turn.text).tokens for turn in turns)
