@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from hermes_desk.errors import PackError
@@ -142,6 +142,11 @@ class WorkflowDefinition(_Strict):
         description="final status once a branch has run (default: escalated)",
     )
 
+    _steps: dict[str, Step] = PrivateAttr(default_factory=dict)
+
+    def model_post_init(self, context: Any, /) -> None:
+        self._steps = {step.name: step for _, step in self.all_steps()}
+
     @model_validator(mode="after")
     def _consistent(self) -> WorkflowDefinition:
         seen: set[str] = set()
@@ -212,10 +217,7 @@ class WorkflowDefinition(_Strict):
                     yield phase, step
 
     def step(self, name: str) -> Step:
-        for _, step in self.all_steps():
-            if step.name == name:
-                return step
-        raise KeyError(name)
+        return self._steps[name]
 
     def tools(self) -> set[str]:
         return {s.tool for _, s in self.all_steps() if s.tool}

@@ -196,6 +196,16 @@ def new_workflow(
     )
 
 
+def _clone(state: WorkflowState) -> WorkflowState:
+    """A copy safe to change: containers and records are new; leaf values are never mutated
+    in place (outputs and lists are replaced, not edited), so they can be shared."""
+    new = state.model_copy()
+    new.inputs = dict(state.inputs)
+    new.steps = {name: record.model_copy() for name, record in state.steps.items()}
+    new.phases = [phase.model_copy() for phase in state.phases]
+    return new
+
+
 def idempotency_key(state: WorkflowState, step: str) -> str:
     """Stable across retries and restarts; a re-asked input makes a new request, a new key."""
     record = state.steps[step]
@@ -207,7 +217,7 @@ def advance(
     definition: WorkflowDefinition, state: WorkflowState, now: float
 ) -> tuple[WorkflowState, Action]:
     """Close finished phases, follow failures, and say what to do next."""
-    new = state.model_copy(deep=True)
+    new = _clone(state)
     while True:
         if new.terminal:
             return new, Finished(new.status)
@@ -333,7 +343,7 @@ def _finish(state: WorkflowState, status: WorkflowStatus, now: float) -> None:
 
 def step_started(state: WorkflowState, step: str, now: float) -> WorkflowState:
     """A new attempt of ``step`` begins."""
-    new = state.model_copy(deep=True)
+    new = _clone(state)
     record = new.steps[step]
     record.status = "running"
     record.attempts += 1
@@ -348,7 +358,7 @@ def step_finished(
     definition: WorkflowDefinition, state: WorkflowState, step: str, result: StepResult, now: float
 ) -> WorkflowState:
     """Record the final outcome of ``step`` (after retries), checking ``expect`` on success."""
-    new = state.model_copy(deep=True)
+    new = _clone(state)
     spec = definition.step(step)
     record = new.steps[step]
     record.finished_at = now
@@ -367,7 +377,8 @@ def step_finished(
         record.error = f"expected {spec.expect}, got {mismatch}"
         if spec.wait_for and record.input_round + 1 < spec.input_attempts:
             # Ask the customer again: forget the rejected value, new request, new key.
-            record.rejected_inputs.append(digest(new.inputs.get(spec.wait_for)))
+            rejected = digest(new.inputs.get(spec.wait_for))
+            record.rejected_inputs = [*record.rejected_inputs, rejected]
             new.inputs.pop(spec.wait_for, None)
             record.input_round += 1
             record.status = "pending"
@@ -419,7 +430,7 @@ def provide_input(
     )
     if waiting is not None and digest(value) in waiting.rejected_inputs:
         return state, False
-    new = state.model_copy(deep=True)
+    new = _clone(state)
     new.inputs[slot] = value
     new.waiting_for = None
     new.status = "running"
@@ -433,7 +444,7 @@ def expire(definition: WorkflowDefinition, state: WorkflowState, now: float) -> 
     """The deadline passed: fail or escalate (``on_deadline``); open steps become timeouts."""
     if state.terminal:
         return state
-    new = state.model_copy(deep=True)
+    new = _clone(state)
     for record in new.steps.values():
         if record.status in _STEP_OPEN and record.status != "pending":
             record.status = "timeout"

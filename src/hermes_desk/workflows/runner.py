@@ -193,10 +193,12 @@ class WorkflowRunner:
         now = self.clock.now()
         for name in action.steps:
             cursor.state = step_started(cursor.state, name, now)
-        await self.save(cursor, "started:" + ",".join(action.steps))
         if len(action.steps) == 1:
+            # One snapshot per step, after it: a step caught in flight by a crash is re-sent
+            # with the same idempotency key whether or not its start was saved.
             await self._run_step(definition, cursor, action.steps[0], None)
             return
+        await self.save(cursor, "started:" + ",".join(action.steps))
         try:
             async with anyio.create_task_group() as group:
                 for name in action.steps:

@@ -79,11 +79,8 @@ class SnapshotInfo:
 
 
 def encode_state(state: WorkflowState) -> str:
-    return json.dumps(
-        {"schema_version": SCHEMA_VERSION, "state": state.model_dump(mode="json")},
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
+    # pydantic's serializer writes the state; only the envelope is assembled here.
+    return '{"schema_version":' + str(SCHEMA_VERSION) + ',"state":' + state.model_dump_json() + "}"
 
 
 def decode_state(data: str | bytes) -> WorkflowState:
