@@ -1,0 +1,44 @@
+"""The memory benchmark runs end to end at a tiny scale (figures are not asserted)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from hermes_desk.bench.memory import evaluate_keyfacts, run_memory_bench
+
+
+def test_sqlite_bench_reports_every_figure(tmp_path: Path) -> None:
+    lines: list[str] = []
+    report = run_memory_bench(
+        facts=400, users=40, lookups=30, writes=20, path=tmp_path / "b.db", progress=lines.append
+    )
+    assert report["facts"] == 400 and report["notes"]["lookups"] == 30
+    assert set(report["writes"]) == {
+        "wal_normal", "wal_normal_x4", "wal_full", "delete_normal", "delete_full",
+    }  # fmt: skip
+    assert all(run["writes_per_s"] > 0 for run in report["writes"].values())
+    assert set(report["wal_speedup_same_synchronous"]) == {"normal", "full"}
+    assert lines and lines[0].startswith("sqlite: loading 400 facts")
+
+
+def test_evaluate_keyfacts_on_a_labelled_file(tmp_path: Path) -> None:
+    data = tmp_path / "eval.jsonl"
+    rows = [
+        {"text": "快递超过7天还没到", "key_fact": True, "lang": "zh"},
+        {"text": "thanks", "key_fact": False, "lang": "en"},
+    ]
+    data.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+    report = evaluate_keyfacts(data)
+    assert report["all"]["accuracy"] == 1.0 and report["zh"]["tp"] == 1
+
+
+def test_importing_memory_loads_no_database_driver() -> None:
+    code = (
+        "import sys, hermes_desk.memory, hermes_desk.api.routes.memory, hermes_desk.cli.memory;"
+        "print(sorted(m for m in ('psycopg', 'psycopg_pool') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
