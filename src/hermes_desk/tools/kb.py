@@ -28,6 +28,7 @@ from hermes_desk.errors import PackError
 from hermes_desk.tools.binding import CallContext
 
 __all__ = [
+    "COMMON_TERM_SHARE",
     "KB_SEARCH_PARAMETERS",
     "KB_SEARCH_RESULT",
     "KbHit",
@@ -92,8 +93,7 @@ def analyze(text: str) -> list[str]:
     return terms
 
 
-def _match_expression(query: str) -> str | None:
-    terms = list(dict.fromkeys(analyze(query)))
+def _match_expression(terms: list[str]) -> str | None:
     if not terms:
         return None
     parts = []
@@ -102,6 +102,10 @@ def _match_expression(query: str) -> str | None:
         # A lone CJK character is a prefix of the bigrams that start with it.
         parts.append(quoted + " *" if len(term) == 1 and _CJK_CHAR.match(term) else quoted)
     return " OR ".join(parts)
+
+
+#: A query term found in more than this share of the articles is too common to search by.
+COMMON_TERM_SHARE = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +130,11 @@ class KnowledgeBase:
             "doc_id UNINDEXED, title UNINDEXED, body UNINDEXED, title_terms, body_terms, "
             "tokenize = 'unicode61 remove_diacritics 2')"
         )
+        self._conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.kb_vocab USING fts5vocab(main, kb, row)"
+        )
+        self._df: dict[str, int] = {}
+        self._docs = 0
 
     @classmethod
     def from_dir(cls, folder: str | Path, *, db_path: str | Path = ":memory:") -> KnowledgeBase:
@@ -158,6 +167,8 @@ class KnowledgeBase:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
+            self._df.clear()
+            self._docs = int(self._conn.execute("SELECT count(*) FROM kb").fetchone()[0])
         return len(rows)
 
     def add(self, doc_id: str, title: str, body: str) -> None:
@@ -170,20 +181,46 @@ class KnowledgeBase:
 
     def search(self, query: str, limit: int = 3) -> list[KbHit]:
         """The best ``limit`` articles for ``query`` by BM25 (best first)."""
-        expression = _match_expression(query)
-        if expression is None:
-            return []
         with self._lock:
+            terms = self._selective(list(dict.fromkeys(analyze(query))))
+            expression = _match_expression(terms)
+            if expression is None:
+                return []
             rows = self._conn.execute(
-                "SELECT doc_id, title, body, bm25(kb, 0, 0, 0, 2.0, 1.0) AS rank FROM kb "
-                "WHERE kb MATCH ? ORDER BY rank LIMIT ?",
+                # Rank rowids first, then read the stored text of the few winners only:
+                # selecting the text in the ranking query would read every match's body.
+                "SELECT kb.doc_id, kb.title, kb.body, best.score FROM ("
+                "  SELECT rowid AS id, bm25(kb, 0, 0, 0, 2.0, 1.0) AS score FROM kb"
+                "  WHERE kb MATCH ? ORDER BY score LIMIT ?"
+                ") AS best JOIN kb ON kb.rowid = best.id ORDER BY best.score",
                 (expression, int(limit)),
             ).fetchall()
-        terms = analyze(query)
         return [
             KbHit(id=r[0], title=r[1], snippet=_snippet(r[2], terms), score=round(-r[3], 4))
             for r in rows
         ]
+
+    def _selective(self, terms: list[str]) -> list[str]:
+        """Drop terms found in more than ``COMMON_TERM_SHARE`` of the articles (请您, 可以…).
+
+        BM25 gives them almost no weight, yet OR-ing them makes every article a candidate to
+        score; dropping them keeps a search in milliseconds at 10,000 articles. When every term
+        is common, all are kept.
+        """
+        if self._docs == 0:
+            return terms
+        limit = COMMON_TERM_SHARE * self._docs
+        kept = [t for t in terms if self._doc_freq(t) <= limit]
+        return kept or terms
+
+    def _doc_freq(self, term: str) -> int:
+        df = self._df.get(term)
+        if df is None:
+            row = self._conn.execute("SELECT doc FROM kb_vocab WHERE term = ?", (term,)).fetchone()
+            df = int(row[0]) if row else 0
+            if len(self._df) < 100_000:
+                self._df[term] = df
+        return df
 
     async def asearch(self, query: str, limit: int = 3) -> list[KbHit]:
         return await anyio.to_thread.run_sync(self.search, query, limit)
