@@ -105,3 +105,18 @@ def test_evaluate_filter_counts(keyfacts: KeyFactFilter) -> None:
     assert report["all"]["precision"] == 1.0 and report["all"]["recall"] == 0.5
     assert report["en"]["n"] == 1
     assert [e["text"] for e in report["errors"]] == ["hello there"]
+
+
+def test_filter_quality_on_the_packs_labelled_set(keyfacts: KeyFactFilter) -> None:
+    """A regression floor, below the figures measured when the set first arrived (untuned)."""
+    import json
+
+    data = Path(__file__).resolve().parents[2] / "src/hermes_desk/packs/ecommerce"
+    source = data / "keyfacts_eval.jsonl"
+    if not source.exists():
+        pytest.skip("the pack has no keyfacts_eval.jsonl")
+    rows = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line]
+    assert len(rows) >= 150 and {r["lang"] for r in rows} == {"zh", "en"}
+    report = evaluate_filter(keyfacts, rows)
+    assert report["all"]["precision"] >= 0.85
+    assert report["all"]["recall"] >= 0.65
