@@ -74,3 +74,8 @@ def postgres_dsn() -> Iterator[str]:
     yield f"{POSTGRES_DSN}{sep}options=-csearch_path%3D{schema}"
     conn.execute(f"DROP SCHEMA {schema} CASCADE")
     conn.close()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

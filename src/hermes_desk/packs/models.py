@@ -35,6 +35,9 @@ class IntentSpec(_Strict):
     name: str = Field(pattern=_NAME)
     description: str = ""
     tools: tuple[str, ...] = ()
+    calls: tuple[str, ...] = Field(
+        (), description="tools the deterministic pipeline calls for this intent (subset of tools)"
+    )
     slots: dict[str, dict[str, Any]] = Field(default_factory=dict)
     required_slots: tuple[str, ...] = ()
     workflow: str | None = None
@@ -45,6 +48,9 @@ class IntentSpec(_Strict):
         unknown = [s for s in self.required_slots if s not in self.slots]
         if unknown:
             raise ValueError(f"required_slots {unknown} are not declared under slots")
+        outside = [t for t in self.calls if t not in self.tools]
+        if outside:
+            raise ValueError(f"calls {outside} are not listed under tools (the intent's gate)")
         if self.out_of_scope and (self.tools or self.workflow):
             raise ValueError("an out-of-scope intent may not list tools or a workflow")
         return self

@@ -1,0 +1,52 @@
+"""The FastAPI app factory. Routes are thin: parse, call the library, render."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import Depends, FastAPI
+
+from hermes_desk import __version__
+from hermes_desk.api.deps import get_tenant
+from hermes_desk.api.errors import install_error_handlers
+from hermes_desk.api.middleware import BodySizeLimit, RequestTimeLimit
+from hermes_desk.api.routes import health, memory, sessions, tools, turns, workflows
+from hermes_desk.config import Settings
+from hermes_desk.runtime import Runtime, build_runtime
+
+__all__ = ["create_app"]
+
+
+def create_app(settings: Settings | None = None, *, runtime: Runtime | None = None) -> FastAPI:
+    """Build the service. With ``runtime`` given, the caller owns its start and stop."""
+    settings = settings or (runtime.settings if runtime else Settings.load())
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        owned = runtime is None
+        active = runtime or build_runtime(settings)
+        app.state.runtime = active
+        if owned:
+            await active.start()
+        try:
+            yield
+        finally:
+            if owned:
+                await active.stop()
+
+    app = FastAPI(
+        title="Hermes Desk",
+        version=__version__,
+        description="Agent assist for customer service: sessions, NLU, tools, workflows, memory.",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    app.include_router(health.router)
+    # Every resource route resolves the caller's tenant first (401 without a valid key when
+    # keys are configured); the routers read it from request.state.tenant.
+    for module in (sessions, turns, memory, tools, workflows):
+        app.include_router(module.router, dependencies=[Depends(get_tenant)])
+    app.add_middleware(BodySizeLimit, max_bytes=settings.service.max_body_bytes)
+    app.add_middleware(RequestTimeLimit, timeout_s=settings.service.request_timeout_s)
+    return app

@@ -1,0 +1,1 @@
+"""The ``hermes-desk`` command line: one module per command group."""

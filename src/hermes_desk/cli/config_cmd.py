@@ -1,0 +1,33 @@
+"""``hermes-desk config``: show the effective settings, or check a settings file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import yaml
+
+from hermes_desk.cli.settings_option import load_settings
+
+__all__ = ["app"]
+
+app = typer.Typer(no_args_is_help=True)
+
+
+@app.command()
+def show(
+    config: Annotated[Path | None, typer.Option(help="YAML settings file")] = None,
+) -> None:
+    """Print the effective settings (defaults + YAML file + HERMES_* variables) as YAML."""
+    settings = load_settings(config)
+    typer.echo(
+        yaml.safe_dump(settings.model_dump(mode="json"), allow_unicode=True, sort_keys=False)
+    )
+
+
+@app.command()
+def check(config: Annotated[Path, typer.Argument(help="YAML settings file")]) -> None:
+    """Validate a settings file; exit 2 naming the bad field."""
+    load_settings(config)
+    typer.echo(f"{config}: ok")

@@ -1,0 +1,238 @@
+"""Assemble the service from settings: stores, pack, modules, background jobs.
+
+Built only by the service and the CLI (no import-time state). ``start`` opens what needs an event
+loop and starts the background jobs (session sweeper, workflow watchdog and recovery, memory
+verification and decay sweeps); ``stop`` ends them and closes every connection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.abc
+import httpx
+
+from hermes_desk.assist import Assistant, Responder
+from hermes_desk.clock import Clock, SystemClock
+from hermes_desk.compliance import ComplianceChecker
+from hermes_desk.config import Settings
+from hermes_desk.events import FanoutSink, LoggingSink, MemorySink
+from hermes_desk.llm.messages import ResponderInput
+from hermes_desk.llm.offline import OfflineResponder
+from hermes_desk.memory import (
+    HttpSupportsVerifier,
+    KeyFactFilter,
+    MemoryService,
+    MemoryStore,
+    SqliteMemoryStore,
+    VerificationScheduler,
+    VerifierRegistry,
+)
+from hermes_desk.nlu import IntentClassifier, SlotExtractor, load_or_train
+from hermes_desk.packs import Pack, load_pack
+from hermes_desk.sessions import (
+    Session,
+    SessionManager,
+    SqliteSessionArchive,
+    build_session_store,
+)
+from hermes_desk.storage import SqliteDatabase
+from hermes_desk.tools import (
+    KnowledgeBase,
+    ToolExecutor,
+    ToolMetrics,
+    build_breaker_store,
+    load_pack_tools,
+)
+from hermes_desk.workflows import WorkflowService, open_snapshot_store
+from hermes_desk.workflows.tool_steps import ToolStepExecutor
+
+__all__ = ["OfflineSuggester", "Runtime", "build_runtime"]
+
+_logger = logging.getLogger(__name__)
+
+
+class OfflineSuggester:
+    """The deterministic responder as the turn pipeline's :class:`Responder`."""
+
+    def __init__(self, offline: OfflineResponder) -> None:
+        self._offline = offline
+
+    async def suggest(self, facts: ResponderInput, session: Session) -> tuple[str, str]:
+        return self._offline.reply(facts), self._offline.name
+
+
+@dataclass
+class Runtime:
+    """Everything one service process runs, built from :class:`Settings`."""
+
+    settings: Settings
+    clock: Clock
+    pack: Pack
+    events: MemorySink
+    sink: FanoutSink
+    database: SqliteDatabase
+    sessions: SessionManager
+    classifier: IntentClassifier
+    slot_extractor: SlotExtractor
+    http: httpx.AsyncClient
+    kb: KnowledgeBase
+    tools: ToolExecutor
+    workflows: WorkflowService
+    memory: MemoryService
+    verifiers: VerifierRegistry
+    compliance: ComplianceChecker
+    responder: Responder
+    assistant: Assistant | None = None
+    _group: anyio.abc.TaskGroup | None = field(default=None, repr=False)
+    _closers: list[Callable[[], Awaitable[Any]]] = field(default_factory=list, repr=False)
+
+    async def start(self) -> None:
+        """Open async resources and start the background jobs."""
+        if self.settings.memory.store == "postgres":
+            from hermes_desk.memory.postgres_store import PostgresMemoryStore
+
+            store: MemoryStore = await PostgresMemoryStore.open(self.settings.memory.postgres_dsn)
+            self.memory.store = store  # closed by memory.close()
+        await self.workflows.__aenter__()
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        self._group.start_soon(self.sessions.run_sweeper)
+        scheduler = VerificationScheduler(
+            self.memory,
+            self.verifiers,
+            clock=self.clock,
+            interval_s=self.settings.memory.verify_interval_s,
+        )
+        self._group.start_soon(scheduler.run_forever)
+        self._group.start_soon(self._decay_sweeper)
+        resumed = await self.workflows.recover()
+        if resumed:
+            _logger.info("resumed %d workflows", len(resumed))
+
+    async def _decay_sweeper(self) -> None:
+        while True:
+            await anyio.sleep(self.settings.memory.verify_interval_s)
+            try:
+                await self.memory.sweep_decay()
+            except Exception:  # a store outage must not end the job; next round retries
+                _logger.exception("memory decay sweep failed")
+
+    async def stop(self) -> None:
+        if self._group is not None:
+            self._group.cancel_scope.cancel()
+            with contextlib.suppress(BaseException):
+                await self._group.__aexit__(None, None, None)
+            self._group = None
+        await self.workflows.__aexit__(None, None, None)
+        await self.tools.aclose()
+        await self.sessions.aclose()
+        await self.memory.close()
+        for close in reversed(self._closers):
+            await close()
+        await self.http.aclose()
+        self.kb.close()
+        self.database.close()
+
+
+def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
+    """Load the pack, train or load the intent model, and wire every module."""
+    clock = clock or SystemClock()
+    data_dir = settings.service.data_dir
+    data_dir.mkdir(parents=True, exist_ok=True)
+    variables = {"backend_url": settings.service.backend_url.rstrip("/")}
+    pack = load_pack(settings.service.pack, variables=variables)
+
+    recent = MemorySink()
+    sink = FanoutSink([recent, LoggingSink()])
+    database = SqliteDatabase(settings.database_path)
+
+    sessions = SessionManager(
+        build_session_store(settings.sessions, clock=clock),
+        settings.sessions,
+        clock=clock,
+        archive=SqliteSessionArchive(database),
+        events=sink,
+    )
+    classifier = load_or_train(pack, settings.nlu, settings.model_dir)
+    slot_extractor = SlotExtractor(clock)
+
+    http = httpx.AsyncClient()
+    registry, kb = load_pack_tools(
+        pack.root, variables=variables, client=http, kb_db_path=":memory:"
+    )
+    tools = ToolExecutor(
+        registry,
+        settings=settings.tools,
+        store=build_breaker_store(settings.tools.breaker),
+        events=sink,
+        metrics=ToolMetrics(),
+        clock=clock,
+    )
+    workflows = WorkflowService(
+        definitions=pack.workflows,
+        executor=ToolStepExecutor(tools),
+        store=open_snapshot_store(
+            settings.workflows, sqlite_path=data_dir / "workflows.db", clock=clock
+        ),
+        settings=settings.workflows,
+        clock=clock,
+        events=sink,
+    )
+    keyfacts = (
+        KeyFactFilter.from_pack(pack.root, min_signals=settings.memory.key_fact_min_signals)
+        if pack.keyfacts_file.exists()
+        else None
+    )
+    memory = MemoryService(
+        SqliteMemoryStore(database), settings.memory, clock=clock, keyfacts=keyfacts, events=sink
+    )
+    verifiers = VerifierRegistry()
+    verifiers.register("supports_*", HttpSupportsVerifier(variables["backend_url"], client=http))
+
+    async def promote(session: Session, reason: str) -> None:
+        await memory.promote_short_term(session.tenant, session.user, session.id, session.short_term)
+
+    sessions.on_destroy(promote)
+
+    runtime = Runtime(
+        settings=settings,
+        clock=clock,
+        pack=pack,
+        events=recent,
+        sink=sink,
+        database=database,
+        sessions=sessions,
+        classifier=classifier,
+        slot_extractor=slot_extractor,
+        http=http,
+        kb=kb,
+        tools=tools,
+        workflows=workflows,
+        memory=memory,
+        verifiers=verifiers,
+        compliance=ComplianceChecker(pack.compliance),
+        responder=OfflineSuggester(OfflineResponder(pack.replies)),
+    )
+    runtime.assistant = Assistant(
+        pack=pack,
+        sessions=sessions,
+        classifier=classifier,
+        slots=slot_extractor,
+        tools=tools,
+        workflows=workflows,
+        memory=memory,
+        responder=runtime.responder,
+        compliance=runtime.compliance,
+        events=recent,
+        sink=sink,
+        clock=clock,
+        oos_threshold=settings.nlu.oos_threshold,
+        max_text_chars=settings.service.max_text_chars,
+    )
+    return runtime

@@ -1,0 +1,115 @@
+"""The bundled pack loads; broken packs are refused naming the file and the field."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from hermes_desk.errors import PackError
+from hermes_desk.packs import OUT_OF_SCOPE, bundled_pack_path, load_pack
+
+
+@pytest.fixture
+def pack_copy(tmp_path: Path) -> Path:
+    target = tmp_path / "pack"
+    shutil.copytree(bundled_pack_path("ecommerce"), target)
+    return target
+
+
+def test_bundled_ecommerce_pack_is_complete() -> None:
+    pack = load_pack("ecommerce")
+    expected = {
+        "order_status",
+        "logistics",
+        "return_exchange",
+        "complaint",
+        "password_reset",
+        "payment_methods",
+        "kb_question",
+        OUT_OF_SCOPE,
+    }
+    assert expected <= set(pack.intents)
+    assert len(pack.examples) >= 200
+    assert len(list(pack.kb_dir.glob("*.md"))) >= 15
+    assert pack.intents[OUT_OF_SCOPE].tools == ()
+    assert {"password_reset", "return_refund"} <= set(pack.workflows)
+    tool_names = {spec.name for spec in pack.tool_specs}
+    for intent in pack.intents.values():
+        assert set(intent.tools) <= tool_names | {"kb_search"}
+    zh = sum(1 for e in pack.examples if any("\u4e00" <= ch <= "\u9fff" for ch in e.text))
+    assert zh > len(pack.examples) / 2, "Chinese first"
+
+
+def test_fingerprint_changes_when_a_file_changes(pack_copy: Path) -> None:
+    before = load_pack(pack_copy).fingerprint
+    with (pack_copy / "nlu.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write('{"text": "再问一下订单", "intent": "order_status"}\n')
+    assert load_pack(pack_copy).fingerprint != before
+
+
+def _replace(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new", "fragments"),
+    [
+        (
+            "intents.yaml",
+            "calls: [get_shipment]",
+            "calls: [update_password]",
+            ["intents.yaml", "order_status", "calls"],
+        ),
+        (
+            "intents.yaml",
+            "tools: [list_payment_methods]",
+            "tools: [no_such_tool]",
+            ["intents.yaml", "payment_methods", "tools"],
+        ),
+        (
+            "intents.yaml",
+            "workflow: password_reset",
+            "workflow: nope",
+            ["intents.yaml", "password_reset", "workflow"],
+        ),
+        (
+            "intents.yaml",
+            "required_slots: [order_id]",
+            "required_slots: [ghost]",
+            ["intents.yaml", "order_status"],
+        ),
+        ("intents.yaml", "    out_of_scope: true", "    out_of_scope: false", ["oos"]),
+        ("replies.yaml", "  order_status:", "  not_an_intent:", ["replies.yaml", "not_an_intent"]),
+        ("compliance.yaml", "action: mask", "action: shout", ["compliance.yaml", "action"]),
+        ("compliance.yaml", '"1[3-9][0-9]{9}"', '"1[3-9"', ["compliance.yaml", "patterns"]),
+        ("pack.yaml", "version: 1", "version: zero", ["pack.yaml", "version"]),
+    ],
+)
+def test_bad_pack_files_are_refused_naming_file_and_field(
+    pack_copy: Path, file: str, old: str, new: str, fragments: list[str]
+) -> None:
+    _replace(pack_copy / file, old, new)
+    with pytest.raises(PackError) as info:
+        load_pack(pack_copy)
+    for fragment in fragments:
+        assert fragment in str(info.value)
+
+
+def test_bad_training_line_is_refused_with_its_line_number(pack_copy: Path) -> None:
+    with (pack_copy / "nlu.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write('{"text": "hi", "intent": "no_such_intent"}\n')
+    with pytest.raises(PackError, match=r"nlu.jsonl \[line \d+\] field 'intent'"):
+        load_pack(pack_copy)
+    (pack_copy / "nlu.jsonl").write_text("{not json\n", encoding="utf-8")
+    with pytest.raises(PackError, match=r"line 1.*not valid JSON"):
+        load_pack(pack_copy)
+
+
+def test_missing_file_and_unknown_pack_are_named(pack_copy: Path, tmp_path: Path) -> None:
+    (pack_copy / "replies.yaml").unlink()
+    with pytest.raises(PackError, match="replies.yaml: required file is missing"):
+        load_pack(pack_copy)
+    with pytest.raises(PackError, match="no such pack"):
+        load_pack(tmp_path / "nowhere")

@@ -1,0 +1,34 @@
+from hermes_desk.compliance import ComplianceChecker
+from hermes_desk.packs import load_pack
+
+
+def checker() -> ComplianceChecker:
+    return ComplianceChecker(load_pack("ecommerce").compliance)
+
+
+def test_clean_reply_passes_unchanged() -> None:
+    outcome = checker().check("您好，订单 202405201234 预计 2026-12-02 送达。")
+    assert outcome.passed
+    assert outcome.text == "您好，订单 202405201234 预计 2026-12-02 送达。"
+    assert outcome.violations == ()
+
+
+def test_forbidden_promise_blocks_the_whole_reply() -> None:
+    pack = load_pack("ecommerce")
+    outcome = checker().check("放心，我们保证今天到！")
+    assert not outcome.passed
+    assert outcome.violations == ("no_absolute_promises",)
+    assert outcome.text == pack.compliance.fallback_reply
+
+
+def test_phone_numbers_are_masked_and_rest_kept() -> None:
+    outcome = checker().check("已向 13800138000 发送短信。")
+    assert not outcome.passed
+    assert "13800138000" not in outcome.text
+    assert outcome.text.endswith("8000 发送短信。")
+    assert outcome.violations == ("no_full_phone",)
+
+
+def test_english_forbidden_phrases_match_case_insensitively() -> None:
+    outcome = checker().check("This is GUARANTEED to arrive today.")
+    assert not outcome.passed and "no_absolute_promises" in outcome.violations
