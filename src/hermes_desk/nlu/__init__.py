@@ -1,0 +1,56 @@
+"""Intent and slot understanding (dual channel): a light classifier with calibrated confidence
+and an out-of-scope threshold, deterministic slot extractors, a validated model slot channel
+and dialogue state that carries intent and slots between turns.
+
+Importing this package loads neither sklearn nor jieba; backends import them when used.
+"""
+
+from hermes_desk.nlu.cache import load_or_train
+from hermes_desk.nlu.dates import DateMention, find_dates
+from hermes_desk.nlu.evaluate import (
+    ConversationReport,
+    EvaluationReport,
+    evaluate,
+    evaluate_conversations,
+)
+from hermes_desk.nlu.examples import Conversation, Example, load_conversations, load_examples
+from hermes_desk.nlu.intent import (
+    CLASSIFIER_KINDS,
+    OOS,
+    IntentClassifier,
+    IntentPrediction,
+    apply_threshold,
+    build_classifier,
+    load_classifier,
+)
+from hermes_desk.nlu.model_slots import RejectedSlot, merge_model_slots
+from hermes_desk.nlu.slots import SlotExtractor, extract_durations
+from hermes_desk.nlu.state import DialogueState, ResolvedIntent, is_follow_up
+
+__all__ = [
+    "CLASSIFIER_KINDS",
+    "OOS",
+    "Conversation",
+    "ConversationReport",
+    "DateMention",
+    "DialogueState",
+    "EvaluationReport",
+    "Example",
+    "IntentClassifier",
+    "IntentPrediction",
+    "RejectedSlot",
+    "ResolvedIntent",
+    "SlotExtractor",
+    "apply_threshold",
+    "build_classifier",
+    "evaluate",
+    "evaluate_conversations",
+    "extract_durations",
+    "find_dates",
+    "is_follow_up",
+    "load_classifier",
+    "load_conversations",
+    "load_examples",
+    "load_or_train",
+    "merge_model_slots",
+]

@@ -1,0 +1,157 @@
+"""TF-IDF (word 1–2-grams + char_wb 2–5-grams) and a linear SVM, with calibrated confidence.
+
+The SVM's one-vs-rest scores become probabilities through a softmax whose temperature is fitted
+on out-of-fold scores of the training data (no extra data needed). ``oos`` training examples,
+when present, are an ordinary class; the out-of-scope threshold is applied by the caller.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hermes_desk.errors import ConfigError, MisuseError
+from hermes_desk.nlu.calibration import fit_temperature, out_of_fold_scores, softmax
+from hermes_desk.nlu.features import FastFeatures, build_vectorizer
+from hermes_desk.nlu.intent import IntentPrediction, read_meta, write_meta
+
+__all__ = ["LinearIntentClassifier"]
+
+_MODEL_FILE = "linear.pkl"
+
+
+class LinearIntentClassifier:
+    """Linear SVM over TF-IDF features.
+
+    Args:
+        c: SVM regularisation (larger fits the training data more closely).
+        top_k: how many labels :attr:`IntentPrediction.ranking` keeps.
+    """
+
+    kind = "linear"
+
+    def __init__(self, *, c: float = 1.0, top_k: int = 5) -> None:
+        self.c = c
+        self.top_k = top_k
+        self.temperature = 1.0
+        self._vectorizer: Any = None
+        self._classes: list[str] = []
+        self._coef_t: Any = None
+        self._intercept: Any = None
+        self._fast: Any = None
+
+    @property
+    def classes(self) -> list[str]:
+        return list(self._classes)
+
+    def _svm(self) -> Any:
+        from sklearn.svm import LinearSVC
+
+        return LinearSVC(C=self.c)
+
+    def fit(self, texts: Sequence[str], intents: Sequence[str]) -> None:
+        import numpy as np
+
+        if len(texts) != len(intents) or not texts:
+            raise MisuseError("fit needs as many labels as texts, and at least one of each")
+        classes = sorted(set(intents))
+        if len(classes) < 2:
+            raise ConfigError("an intent classifier needs at least two labels")
+        index = {c: i for i, c in enumerate(classes)}
+        y = np.array([index[i] for i in intents])
+        vectorizer = build_vectorizer(char_min_df=2 if len(texts) > 2000 else 1)
+        x = vectorizer.fit_transform(list(texts))
+        self.fit_matrix(vectorizer, x, y, classes)
+
+    def fit_matrix(self, vectorizer: Any, x: Any, y: Any, classes: list[str]) -> None:
+        """Train on features already computed by a fitted ``vectorizer`` (label indices ``y``)."""
+        import numpy as np
+
+        def fit_scores(x_train: Any, y_train: Any, x_test: Any) -> Any:
+            return self._svm().fit(x_train, y_train).decision_function(x_test)
+
+        oof = out_of_fold_scores(fit_scores, x, y, len(classes))
+        if oof is not None:
+            self.temperature = fit_temperature(oof, y)
+        svm = self._svm().fit(x, y)
+        self._vectorizer = vectorizer
+        self._classes = classes
+        self._coef_t = np.ascontiguousarray(svm.coef_.T, dtype=np.float32)
+        self._intercept = svm.intercept_.astype(np.float32)
+        self._fast = FastFeatures(vectorizer)
+
+    def scores_fast(self, indices: Any, values: Any) -> Any:
+        """Raw SVM scores of one utterance given its (indices, values) features."""
+        return values @ self._coef_t[indices] + self._intercept
+
+    def probabilities_one(self, text: str) -> Any:
+        """Calibrated probabilities of one utterance (the fast path)."""
+        self._check()
+        return softmax(self.scores_fast(*self._fast(text))[None, :], self.temperature)[0]
+
+    def _check(self) -> None:
+        if self._vectorizer is None:
+            raise MisuseError("the intent classifier is not trained: call fit or load first")
+
+    def probabilities(self, texts: Sequence[str]) -> Any:
+        """Calibrated class probabilities, one row per text, columns in :attr:`classes` order."""
+        self._check()
+        x = self._vectorizer.transform(list(texts))
+        scores = x @ self._coef_t + self._intercept
+        return softmax(scores, self.temperature)
+
+    def predict_many(self, texts: Sequence[str]) -> list[IntentPrediction]:
+        if not texts:
+            return []
+        return _rank(self.probabilities(texts), self._classes, self.top_k)
+
+    def predict(self, text: str) -> IntentPrediction:
+        return _rank(self.probabilities_one(text)[None, :], self._classes, self.top_k)[0]
+
+    def save(self, directory: Path) -> None:
+        self._check()
+        directory.mkdir(parents=True, exist_ok=True)
+        state = {
+            "c": self.c,
+            "top_k": self.top_k,
+            "temperature": self.temperature,
+            "vectorizer": self._vectorizer,
+            "classes": self._classes,
+            "coef_t": self._coef_t,
+            "intercept": self._intercept,
+        }
+        with (directory / _MODEL_FILE).open("wb") as fh:
+            pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        write_meta(directory, self.kind, classes=self._classes, temperature=self.temperature)
+
+    @classmethod
+    def load(cls, directory: Path) -> LinearIntentClassifier:
+        read_meta(directory)
+        with (directory / _MODEL_FILE).open("rb") as fh:
+            state = pickle.load(fh)
+        model = cls(c=state["c"], top_k=state["top_k"])
+        model.temperature = state["temperature"]
+        model._vectorizer = state["vectorizer"]
+        model._classes = state["classes"]
+        model._coef_t = state["coef_t"]
+        model._intercept = state["intercept"]
+        model._fast = FastFeatures(model._vectorizer)
+        return model
+
+
+def _rank(probabilities: Any, classes: Sequence[str], top_k: int) -> list[IntentPrediction]:
+    """One prediction per row of a probability matrix."""
+    import numpy as np
+
+    k = min(top_k, len(classes))
+    order = np.argsort(-probabilities, axis=1)[:, :k]
+    out: list[IntentPrediction] = []
+    for row, idx in zip(probabilities, order, strict=True):
+        ranking = tuple((classes[int(i)], float(row[int(i)])) for i in idx)
+        out.append(IntentPrediction(ranking[0][0], ranking[0][1], ranking))
+    return out
+
+
+rank_probabilities = _rank
