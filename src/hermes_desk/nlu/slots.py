@@ -37,7 +37,7 @@ _AMOUNT = re.compile(
 )
 _DURATION = re.compile(
     rf"({NUMBER_PATTERN}|a|an|one|two|three|four|five|six|seven|eight|nine|ten)\s*"
-    r"(?:个)?\s*(天|日|周|星期|礼拜|小时|days?|weeks?|hours?)(?!\s*(?:前|以前|之前|后|以后|之后|ago)\b)",
+    r"(?:个)?\s*(天|日|周|星期|礼拜|小时|days?|weeks?|hours?)(?![a-z])(?!\s*(?:前|以前|之前|后|以后|之后))(?!\s*ago\b)",
     re.IGNORECASE,
 )
 _EN_SMALL = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5}

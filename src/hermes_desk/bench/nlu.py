@@ -1,0 +1,119 @@
+"""NLU benchmarks: CLINC150, BANKING77, the ecommerce pack's held-out set and five-turn
+conversations, for the default classifier and the CRF. Each function returns a dict of figures
+(fractions 0–1, latency in ms per utterance) and prints progress.
+
+Honesty: models train on ``train`` only; the out-of-scope threshold is the shipped setting
+(chosen on CLINC150 validation); test sets are scored once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hermes_desk.nlu.evaluate import evaluate_conversations, score_predictions
+from hermes_desk.nlu.examples import Example, load_conversations, load_examples
+from hermes_desk.nlu.intent import IntentClassifier, apply_threshold, build_classifier
+
+__all__ = ["bench_banking77", "bench_clinc150", "bench_pack", "run"]
+
+SHIPPED_THRESHOLD = 0.5
+_PACK = Path(__file__).resolve().parent.parent / "packs" / "ecommerce"
+_DATA = Path("/work/shared/data")
+
+
+def _train(kind: str, examples: Sequence[Example], options: dict[str, Any]) -> IntentClassifier:
+    clf = build_classifier(kind, **options)
+    start = time.perf_counter()
+    clf.fit([e.text for e in examples], [e.intent for e in examples])
+    print(f"  trained {kind} on {len(examples)} examples in {time.perf_counter() - start:.1f} s")
+    return clf
+
+
+def _latency(clf: IntentClassifier, texts: Sequence[str], n: int = 500) -> dict[str, float]:
+    sample = list(texts[:n])
+    for t in sample[:5]:
+        clf.predict(t)
+    times = []
+    for t in sample:
+        start = time.perf_counter()
+        clf.predict(t)
+        times.append((time.perf_counter() - start) * 1000.0)
+    times.sort()
+    return {"p50": times[len(times) // 2], "p95": times[int(0.95 * (len(times) - 1))]}
+
+
+def _score(clf: IntentClassifier, test: Sequence[Example], thresholds: Sequence[float]) -> Any:
+    preds = clf.predict_many([e.text for e in test])
+    gold = [e.intent for e in test]
+    out: dict[str, Any] = {}
+    for th in thresholds:
+        labels = [apply_threshold(p, th).intent for p in preds]
+        r = score_predictions(gold, labels, threshold=th)
+        out[f"threshold_{th}"] = {
+            "accuracy": r.accuracy,
+            "in_scope_accuracy": r.in_scope_accuracy,
+            "macro_f1": r.macro_f1,
+            "oos_recall": r.oos_recall,
+        }
+        print(f"  threshold {th}: {out[f'threshold_{th}']}")
+    return out
+
+
+def bench_clinc150(kind: str = "ensemble", data_dir: Path = _DATA, **options: Any) -> Any:
+    print(f"CLINC150 ({kind}): train → test")
+    d = data_dir / "clinc150"
+    clf = _train(kind, load_examples(d / "train.jsonl"), options)
+    test = load_examples(d / "test.jsonl")
+    figures = _score(clf, test, [0.0, SHIPPED_THRESHOLD])
+    figures["latency_ms"] = _latency(clf, [e.text for e in test])
+    return figures
+
+
+def bench_banking77(kind: str = "ensemble", data_dir: Path = _DATA, **options: Any) -> Any:
+    print(f"BANKING77 ({kind}): train → test")
+    d = data_dir / "banking77"
+    clf = _train(kind, load_examples(d / "train.jsonl"), options)
+    test = load_examples(d / "test.jsonl")
+    figures = _score(clf, test, [0.0])
+    figures["latency_ms"] = _latency(clf, [e.text for e in test])
+    return figures
+
+
+def bench_pack(kind: str = "ensemble", pack_dir: Path = _PACK, **options: Any) -> Any:
+    print(f"ecommerce pack ({kind}): nlu.jsonl → nlu_heldout.jsonl, conversations.jsonl")
+    clf = _train(kind, load_examples(pack_dir / "nlu.jsonl"), options)
+    figures: dict[str, Any] = {}
+    heldout = pack_dir / "nlu_heldout.jsonl"
+    if heldout.is_file():
+        figures["heldout"] = _score(clf, load_examples(heldout), [0.0, SHIPPED_THRESHOLD])
+        figures["latency_ms"] = _latency(clf, [e.text for e in load_examples(heldout)])
+    conversations = pack_dir / "conversations.jsonl"
+    if conversations.is_file():
+        convs = load_conversations(conversations)
+        for use_context in (True, False):
+            r = evaluate_conversations(
+                clf, convs, threshold=SHIPPED_THRESHOLD, use_context=use_context
+            )
+            figures[f"conversations_context_{use_context}"] = r.to_dict()
+            print(f"  conversations (context={use_context}): {r.to_dict()}")
+    return figures
+
+
+def run(
+    kinds: Sequence[str] = ("ensemble", "crf"),
+    data_dir: Path = _DATA,
+    *,
+    include_public: bool = True,
+) -> dict[str, Any]:
+    """Every NLU figure for each classifier kind."""
+    out: dict[str, Any] = {}
+    for kind in kinds:
+        figures: dict[str, Any] = {"pack": bench_pack(kind)}
+        if include_public:
+            figures["clinc150"] = bench_clinc150(kind, data_dir)
+            figures["banking77"] = bench_banking77(kind, data_dir)
+        out[kind] = figures
+    return out

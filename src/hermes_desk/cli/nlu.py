@@ -1,0 +1,115 @@
+"""``hermes-desk nlu``: train an intent model on a JSONL file and evaluate one on another.
+
+Both take any JSONL of ``{"text", "intent", "slots"?}`` (label ``oos`` = out of scope).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from hermes_desk.errors import HermesError
+
+__all__ = ["app"]
+
+app = typer.Typer(no_args_is_help=True)
+
+
+def _fail(exc: HermesError) -> None:
+    typer.echo(f"error: {exc.message}", err=True)
+    raise typer.Exit(code=2)
+
+
+@app.command()
+def train(
+    data: Annotated[Path, typer.Option(help="training JSONL {text, intent}")],
+    out: Annotated[Path, typer.Option(help="folder to write the model to")],
+    kind: Annotated[str, typer.Option(help="ensemble | linear | mlp | crf")] = "ensemble",
+    threshold: Annotated[
+        float, typer.Option(help="out-of-scope threshold stored with the model")
+    ] = 0.5,
+) -> None:
+    """Train an intent classifier and save it to OUT."""
+    from hermes_desk.nlu import build_classifier, load_examples
+    from hermes_desk.nlu.intent import read_meta, write_meta
+
+    try:
+        examples = load_examples(data)
+        classifier = build_classifier(kind)
+        typer.echo(f"training {kind} on {len(examples)} examples from {data} …", err=True)
+        classifier.fit([e.text for e in examples], [e.intent for e in examples])
+        classifier.save(out)
+        meta = read_meta(out)
+        write_meta(out, **{**meta, "oos_threshold": threshold, "examples": len(examples)})
+    except HermesError as exc:
+        _fail(exc)
+    typer.echo(f"saved {kind} model to {out}")
+
+
+@app.command()
+def evaluate(
+    model: Annotated[Path, typer.Option(help="folder written by 'nlu train'")],
+    data: Annotated[Path, typer.Option(help="evaluation JSONL {text, intent}")],
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+    threshold: Annotated[
+        float | None,
+        typer.Option(help="out-of-scope threshold (default: the model's; 0 = none)"),
+    ] = None,
+) -> None:
+    """Accuracy, in-scope accuracy, macro-F1, per-intent P/R/F1, oos recall, confusions,
+    latency."""
+    from rich.progress import Progress
+
+    from hermes_desk.nlu import evaluate as run_evaluation
+    from hermes_desk.nlu import load_classifier, load_examples
+    from hermes_desk.nlu.intent import read_meta
+
+    try:
+        classifier = load_classifier(model)
+        examples = load_examples(data)
+        th = (
+            threshold
+            if threshold is not None
+            else float(read_meta(model).get("oos_threshold", 0.5))
+        )
+        with Progress(transient=True, disable=as_json or len(examples) < 200) as bar:
+            task = bar.add_task("evaluating", total=len(examples))
+            report = run_evaluation(
+                classifier, examples, threshold=th, progress=lambda n: bar.advance(task, n)
+            )
+    except HermesError as exc:
+        _fail(exc)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), ensure_ascii=False))
+        return
+    _render(report)
+
+
+def _render(report: object) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from hermes_desk.nlu import EvaluationReport
+
+    assert isinstance(report, EvaluationReport)
+    console = Console()
+    oos = "n/a" if report.oos_recall is None else f"{report.oos_recall:.2%}"
+    console.print(
+        f"n={report.n}  threshold={report.threshold}  accuracy={report.accuracy:.2%}  "
+        f"in-scope accuracy={report.in_scope_accuracy:.2%}  macro-F1={report.macro_f1:.3f}  "
+        f"oos recall={oos}"
+    )
+    lat = report.latency_ms
+    console.print(f"latency per utterance: p50 {lat['p50']:.3f} ms, p95 {lat['p95']:.3f} ms")
+    table = Table("intent", "precision", "recall", "F1", "support")
+    for name, s in report.per_intent.items():
+        table.add_row(name, f"{s.precision:.3f}", f"{s.recall:.3f}", f"{s.f1:.3f}", str(s.support))
+    console.print(table)
+    if report.confusions:
+        confusions = Table("expected", "predicted", "count", title="top confusions")
+        for expected, predicted, count in report.confusions:
+            confusions.add_row(expected, predicted, str(count))
+        console.print(confusions)

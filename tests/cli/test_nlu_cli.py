@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from hermes_desk.cli.nlu import app
+
+ROWS = [
+    *(
+        {"text": t, "intent": "order_status"}
+        for t in ["我的订单到哪了", "查订单", "where is my order", "order status please"]
+    ),
+    *(
+        {"text": t, "intent": "password_reset"}
+        for t in ["忘记密码", "重置密码", "reset my password", "forgot password"]
+    ),
+    *(
+        {"text": t, "intent": "oos"}
+        for t in ["讲个笑话", "天气怎么样", "tell me a joke", "who are you"]
+    ),
+]
+
+
+def _write(path: Path, rows: list[dict[str, str]]) -> Path:
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), "utf-8")
+    return path
+
+
+def test_train_then_evaluate_json(tmp_path: Path) -> None:
+    data = _write(tmp_path / "train.jsonl", ROWS)
+    runner = CliRunner()
+    result = runner.invoke(
+        app, ["train", "--data", str(data), "--out", str(tmp_path / "m"), "--kind", "linear"]
+    )
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(
+        app, ["evaluate", "--model", str(tmp_path / "m"), "--data", str(data), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    for key in ("accuracy", "in_scope_accuracy", "macro_f1", "oos_recall"):
+        assert 0.0 <= report[key] <= 1.0
+    assert report["accuracy"] > 0.8
+    assert set(report["latency_ms"]) >= {"p50", "p95"}
+    assert report["threshold"] == 0.5
+
+
+def test_evaluate_table_and_threshold_override(tmp_path: Path) -> None:
+    data = _write(tmp_path / "train.jsonl", ROWS)
+    runner = CliRunner()
+    runner.invoke(
+        app, ["train", "--data", str(data), "--out", str(tmp_path / "m"), "--kind", "linear"]
+    )
+    result = runner.invoke(
+        app, ["evaluate", "--model", str(tmp_path / "m"), "--data", str(data), "--threshold", "1.0"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "oos recall=100.00%" in result.stdout
+    assert "in-scope accuracy=0.00%" in result.stdout
+    assert "password_reset" in result.stdout
+
+
+def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "x"}\n', "utf-8")
+    result = CliRunner().invoke(app, ["train", "--data", str(bad), "--out", str(tmp_path / "m")])
+    assert result.exit_code == 2
+    assert "intent" in result.output
+    result = CliRunner().invoke(
+        app, ["evaluate", "--model", str(tmp_path / "none"), "--data", str(bad)]
+    )
+    assert result.exit_code == 2

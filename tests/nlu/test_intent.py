@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hermes_desk.config import NluSettings
+from hermes_desk.errors import ConfigError, MisuseError, NotFoundError
+from hermes_desk.nlu import (
+    OOS,
+    Example,
+    IntentClassifier,
+    apply_threshold,
+    build_classifier,
+    evaluate,
+    load_classifier,
+    load_or_train,
+)
+from hermes_desk.nlu.cache import model_path
+
+KINDS = ["ensemble", "linear", "mlp", "crf"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_trains_predicts_and_round_trips(
+    kind: str, pack_examples: list[Example], tmp_path: Path
+) -> None:
+    clf = build_classifier(kind)
+    assert isinstance(clf, IntentClassifier)
+    clf.fit([e.text for e in pack_examples], [e.intent for e in pack_examples])
+    p = clf.predict("我忘记密码了，登录不上去")
+    assert p.intent == "password_reset"
+    assert 0.0 < p.confidence <= 1.0
+    assert p.ranking[0] == (p.intent, p.confidence)
+    assert sum(prob for _, prob in p.ranking) <= 1.0 + 1e-6
+    assert clf.predict("what payment methods do you accept").intent == "payment_methods"
+    clf.save(tmp_path / kind)
+    again = load_classifier(tmp_path / kind)
+    q = again.predict("我忘记密码了，登录不上去")
+    assert q.intent == p.intent and q.confidence == pytest.approx(p.confidence, abs=1e-5)
+    assert [x.intent for x in again.predict_many(["快递到哪了", "讲个笑话"])] == [
+        "logistics",
+        OOS,
+    ]
+
+
+def test_training_data_fits_itself(pack_examples: list[Example]) -> None:
+    clf = build_classifier("ensemble")
+    clf.fit([e.text for e in pack_examples], [e.intent for e in pack_examples])
+    report = evaluate(clf, pack_examples, threshold=0.0)
+    assert report.accuracy > 0.95
+    assert set(report.per_intent) == {e.intent for e in pack_examples}
+    assert report.latency_ms["p95"] >= report.latency_ms["p50"] > 0
+
+
+def test_threshold_turns_unsure_predictions_out_of_scope() -> None:
+    from hermes_desk.nlu import IntentPrediction
+
+    unsure = IntentPrediction("logistics", 0.3, (("logistics", 0.3),))
+    assert apply_threshold(unsure, 0.5).intent == OOS
+    assert apply_threshold(unsure, 0.2).intent == "logistics"
+
+
+def test_bad_use_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError):
+        build_classifier("bert")
+    with pytest.raises(ConfigError):
+        build_classifier("linear").fit(["a", "b"], ["x", "x"])
+    with pytest.raises(MisuseError):
+        build_classifier("linear").predict("hello")
+    with pytest.raises(NotFoundError):
+        load_classifier(tmp_path)
+
+
+def test_load_or_train_caches_by_data_fingerprint(
+    pack_examples: list[Example], tmp_path: Path
+) -> None:
+    settings = NluSettings(classifier="linear")
+    first = load_or_train(pack_examples, settings, tmp_path)
+    target = model_path(pack_examples, "linear", tmp_path)
+    assert (target / "meta.json").is_file()
+    stamp = (target / "linear.pkl").stat().st_mtime_ns
+    second = load_or_train(pack_examples, settings, tmp_path)
+    assert (target / "linear.pkl").stat().st_mtime_ns == stamp  # loaded, not retrained
+    assert second.predict("退款").intent == first.predict("退款").intent
+    changed = [*pack_examples, Example("想换个新的手机壳", "return_exchange")]
+    load_or_train(changed, settings, tmp_path)
+    assert model_path(changed, "linear", tmp_path) != target
+    assert len([p for p in tmp_path.iterdir() if p.name.startswith("intent-")]) == 2
+
+
+def test_import_is_light() -> None:
+    code = (
+        "import sys, hermes_desk.nlu; "
+        "print(sorted(m for m in ('sklearn','jieba','numpy','sklearn_crfsuite') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
