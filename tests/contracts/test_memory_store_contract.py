@@ -198,3 +198,17 @@ async def test_concurrent_writes_leave_one_active_fact(
     assert len(await store.facts("t1", "u1")) == 1  # equal confidence: supersede, no conflicts
     # every write landed: it either refreshed the value or pushed one into history
     assert 1 <= active[0].confirmations <= 8 - len(active[0].history)
+
+
+async def test_concurrent_confirmations_are_never_lost(
+    store: MemoryStore, planner: Planner
+) -> None:
+    async def say_often(times: int) -> None:
+        for _ in range(times):
+            await remember(store, planner, "u1", "k", "same", 0.9)
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(6):
+            tg.start_soon(say_often, 5)
+    [fact] = await store.facts("t1", "u1")
+    assert fact.status is FactStatus.ACTIVE and fact.confirmations == 30

@@ -1,25 +1,32 @@
 """Memory on PostgreSQL (psycopg 3, async pool): the same contract as SQLite, for many workers.
 
-The only module that imports psycopg. Writes of one (tenant, user, key) are serialised by a
-transaction-scoped advisory lock, rows are locked ``FOR UPDATE``, and sweeps skip rows another
-worker holds, so several processes can write and sweep at once.
+The only module that imports psycopg. A planner's operations are applied by one server-side
+function (``memory_apply``, created by a migration), so a write is one statement whatever the
+plan. ``write`` is optimistic: it reads the key's active fact (one autocommit statement), plans,
+then calls ``memory_write``, which takes the key's advisory lock, checks under ``FOR UPDATE``
+that the active fact is still the one that was read (id and row version ``xmin``) and applies
+the operations, all in that statement's own transaction. If another writer got there first it
+fails with a serialization failure (or a unique violation on the active-key index) and the write
+is planned again; after a few lost races it falls back to a transaction that holds the advisory
+lock from read to commit. Sweeps skip rows another worker holds, so several processes can write
+and sweep at once.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from hermes_desk.errors import BackendError, MissingExtraError, NotFoundError
-from hermes_desk.memory.fact import Fact, FactStatus, LongTermTag, TagStatus, canonical_json
+from hermes_desk.memory.fact import Fact, FactStatus, LongTermTag, TagStatus
 from hermes_desk.memory.store import (
     FACT_COLUMNS,
     ChangePlan,
     SweepPlan,
     WritePlan,
     fact_from_row,
-    fact_params,
     tag_from_row,
 )
 from hermes_desk.memory.transitions import AddTag, Delete, Outcome, Save
@@ -30,6 +37,8 @@ if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool
 
 __all__ = ["MIGRATIONS", "PostgresMemoryStore"]
+
+_SET_ALL = ", ".join(f"{c} = EXCLUDED.{c}" for c in FACT_COLUMNS if c != "id")
 
 MIGRATIONS = (
     Migration(
@@ -71,21 +80,77 @@ MIGRATIONS = (
         );
         """,
     ),
+    Migration(
+        "0002_apply_functions",
+        f"""
+        CREATE OR REPLACE FUNCTION memory_apply(p_ops jsonb) RETURNS void
+        LANGUAGE plpgsql AS $$
+        DECLARE
+            op jsonb;
+        BEGIN
+            FOR op IN SELECT jsonb_array_elements(p_ops) LOOP
+                CASE op->>'op'
+                WHEN 'save' THEN
+                    INSERT INTO memory_facts ({", ".join(FACT_COLUMNS)})
+                    SELECT {", ".join(FACT_COLUMNS)}
+                    FROM jsonb_populate_record(NULL::memory_facts, op->'row')
+                    ON CONFLICT (id) DO UPDATE SET {_SET_ALL};
+                WHEN 'delete' THEN
+                    DELETE FROM memory_facts WHERE id = op->>'id';
+                WHEN 'tag' THEN
+                    INSERT INTO memory_tags
+                        (tenant, user_id, tag, value, status, source_fact_id, created_at)
+                    SELECT tenant, user_id, tag, value, status, source_fact_id, created_at
+                    FROM jsonb_populate_record(NULL::memory_tags, op->'row')
+                    ON CONFLICT (tenant, user_id, tag) DO NOTHING;
+                ELSE
+                    RAISE EXCEPTION 'unknown memory operation %', op->>'op';
+                END CASE;
+            END LOOP;
+        END $$;
+
+        CREATE OR REPLACE FUNCTION memory_write(
+            p_tenant text, p_user text, p_key text, p_seen text, p_ops jsonb
+        ) RETURNS void
+        LANGUAGE plpgsql AS $$
+        DECLARE
+            current_row text;
+        BEGIN
+            PERFORM pg_advisory_xact_lock(
+                hashtextextended(p_tenant || chr(31) || p_user || chr(31) || p_key, 0));
+            SELECT id || ':' || xmin::text INTO current_row FROM memory_facts
+            WHERE tenant = p_tenant AND user_id = p_user AND key = p_key AND status = 'active'
+            FOR UPDATE;
+            IF current_row IS DISTINCT FROM p_seen THEN
+                RAISE EXCEPTION 'the active memory fact changed since it was read'
+                    USING ERRCODE = 'serialization_failure';
+            END IF;
+            PERFORM memory_apply(p_ops);
+        END $$;
+        """,
+    ),
 )
 
 # JSON columns come back as text so both backends decode them the same way.
 _SELECT = ", ".join(f"{c}::text AS {c}" if c in ("value", "history") else c for c in FACT_COLUMNS)
-_PLACEHOLDERS = ", ".join("%s::jsonb" if c in ("value", "history") else "%s" for c in FACT_COLUMNS)
-_UPSERT = (
-    f"INSERT INTO memory_facts ({', '.join(FACT_COLUMNS)}) VALUES ({_PLACEHOLDERS}) "
-    "ON CONFLICT (id) DO UPDATE SET "
-    + ", ".join(f"{c} = EXCLUDED.{c}" for c in FACT_COLUMNS if c != "id")
+_ACTIVE_OF_KEY = (
+    f"SELECT {_SELECT}, id || ':' || xmin::text AS seen FROM memory_facts"
+    " WHERE tenant = %s AND user_id = %s AND key = %s AND status = 'active'"
 )
+_WRITE = "SELECT memory_write(%s, %s, %s, %s, %s::jsonb)"
+_APPLY = "SELECT memory_apply(%s::jsonb)"
 _TAG_SELECT = (
     "SELECT tenant, user_id, tag, value::text AS value, status, source_fact_id, created_at,"
     " reviewed_at FROM memory_tags"
 )
 _MIGRATION_LOCK = 0x6D656D6F  # "memo": one migrator at a time
+_OPTIMISTIC_TRIES = 3  # then the locking path, so a hot key cannot starve a writer
+
+
+def _errors() -> Any:
+    import psycopg.errors
+
+    return psycopg.errors
 
 
 def _pool_module() -> Any:
@@ -104,33 +169,22 @@ async def _lock_key(conn: AsyncConnection[Any], tenant: str, user_id: str, key: 
     )
 
 
-async def _active_of_key(
-    conn: AsyncConnection[Any], tenant: str, user_id: str, key: str
-) -> Fact | None:
-    cur = await conn.execute(
-        f"SELECT {_SELECT} FROM memory_facts"
-        " WHERE tenant = %s AND user_id = %s AND key = %s AND status = 'active' FOR UPDATE",
-        (tenant, user_id, key),
-    )
-    row = await cur.fetchone()
-    return fact_from_row(row) if row else None
+def _ops_json(outcome: Outcome) -> str:
+    """The plan's operations as the JSON array ``memory_apply`` takes (one parameter)."""
+    ops: list[dict[str, Any]] = []
+    for op in outcome.ops:
+        if isinstance(op, Save):
+            ops.append({"op": "save", "row": op.fact.to_dict()})
+        elif isinstance(op, Delete):
+            ops.append({"op": "delete", "id": op.fact_id})
+        elif isinstance(op, AddTag):
+            ops.append({"op": "tag", "row": op.tag.to_dict()})
+    return json.dumps(ops, ensure_ascii=False, separators=(",", ":"))
 
 
 async def _apply(conn: AsyncConnection[Any], outcome: Outcome) -> Outcome:
-    for op in outcome.ops:
-        if isinstance(op, Save):
-            await conn.execute(_UPSERT, fact_params(op.fact))
-        elif isinstance(op, Delete):
-            await conn.execute("DELETE FROM memory_facts WHERE id = %s", (op.fact_id,))
-        elif isinstance(op, AddTag):
-            t = op.tag
-            await conn.execute(
-                "INSERT INTO memory_tags (tenant, user_id, tag, value, status, source_fact_id,"
-                " created_at) VALUES (%s, %s, %s, %s::jsonb, %s, %s, %s)"
-                " ON CONFLICT (tenant, user_id, tag) DO NOTHING",
-                (t.tenant, t.user_id, t.tag, canonical_json(t.value), t.status.value,
-                 t.source_fact_id, t.created_at),
-            )  # fmt: skip
+    if outcome.ops:
+        await conn.execute(_APPLY, (_ops_json(outcome),))
     return outcome
 
 
@@ -162,7 +216,6 @@ class PostgresMemoryStore:
         async def configure(conn: AsyncConnection[Any]) -> None:
             if not synchronous_commit:
                 await conn.execute("SET synchronous_commit = off")
-                await conn.commit()
 
         pool = psycopg_pool.AsyncConnectionPool(
             dsn,
@@ -171,7 +224,9 @@ class PostgresMemoryStore:
             timeout=timeout_s,
             open=False,
             configure=configure,
-            kwargs={"row_factory": dict_row, "autocommit": False},
+            # autocommit: reads and optimistic writes need no BEGIN/COMMIT, and the pool has
+            # nothing to roll back when a connection comes back
+            kwargs={"row_factory": dict_row, "autocommit": True},
         )
         try:
             await pool.open(wait=True, timeout=timeout_s)
@@ -208,12 +263,30 @@ class PostgresMemoryStore:
         return applied
 
     async def write(self, tenant: str, user_id: str, key: str, plan: WritePlan) -> Outcome:
-        # Pipelined: [BEGIN, lock, select] then [writes, COMMIT] are two round trips. The
-        # select still runs after the lock is granted (statements run in order, each with a
-        # fresh READ COMMITTED snapshot), so it sees every earlier writer of the key.
-        async with self._pool.connection() as conn, conn.pipeline(), conn.transaction():
-            await _lock_key(conn, tenant, user_id, key)
-            return await _apply(conn, plan(await _active_of_key(conn, tenant, user_id, key)))
+        # Two autocommit statements and no BEGIN/COMMIT in the common case; ``plan`` is pure, so
+        # running it again after a lost race is safe.
+        errors = _errors()
+        race = (errors.SerializationFailure, errors.UniqueViolation)
+        params = (tenant, user_id, key)
+        async with self._pool.connection() as conn:
+            for _ in range(_OPTIMISTIC_TRIES):
+                cur = await conn.execute(_ACTIVE_OF_KEY, params)
+                row = await cur.fetchone()
+                outcome = plan(fact_from_row(row) if row else None)
+                seen = row["seen"] if row else None
+                try:
+                    await conn.execute(_WRITE, (*params, seen, _ops_json(outcome)))
+                except race:
+                    continue
+                return outcome
+            async with conn.transaction():
+                await _lock_key(conn, tenant, user_id, key)
+                cur = await conn.execute(_ACTIVE_OF_KEY + " FOR UPDATE", params)
+                row = await cur.fetchone()
+                outcome = plan(fact_from_row(row) if row else None)
+                seen = row["seen"] if row else None
+                await conn.execute(_WRITE, (*params, seen, _ops_json(outcome)))
+                return outcome
 
     async def change(self, tenant: str, user_id: str, fact_id: str, plan: ChangePlan) -> Outcome:
         select = (
@@ -230,7 +303,9 @@ class PostgresMemoryStore:
             if row is None:
                 raise NotFoundError(f"no memory fact {fact_id!r}", fact_id=fact_id)
             fact = fact_from_row(row)
-            current = await _active_of_key(conn, tenant, user_id, fact.key)
+            cur = await conn.execute(_ACTIVE_OF_KEY + " FOR UPDATE", (tenant, user_id, fact.key))
+            active = await cur.fetchone()
+            current = fact_from_row(active) if active else None
             if current is not None and current.id == fact.id:
                 current = None
             return await _apply(conn, plan(fact, current))

@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 WritePlan = Callable[[Fact | None], Outcome]
-"""Given the active fact of the key (or None), decide."""
+"""Given the active fact of the key (or None), decide. Pure: it may run more than once."""
 ChangePlan = Callable[[Fact, Fact | None], Outcome]
 """Given the target fact and the active fact of its key (another row, or None), decide."""
 SweepPlan = Callable[[Fact], Outcome | None]
@@ -46,7 +46,11 @@ class MemoryStore(Protocol):
     """Mid-term facts and long-term tags. Implementations: SQLite and PostgreSQL."""
 
     async def write(self, tenant: str, user_id: str, key: str, plan: WritePlan) -> Outcome:
-        """Lock the key of (tenant, user), load its active fact, apply ``plan``, commit."""
+        """Load the active fact of the key of (tenant, user), apply ``plan``, commit atomically.
+
+        The commit only happens if the key's active fact is still the one ``plan`` saw; a store
+        may run ``plan`` again after losing a race, so plans must be pure.
+        """
         ...
 
     async def change(self, tenant: str, user_id: str, fact_id: str, plan: ChangePlan) -> Outcome:
