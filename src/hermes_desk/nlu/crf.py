@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hermes_desk.errors import ConfigError, MisuseError, MissingExtraError
+from hermes_desk.errors import ConfigError, MissingExtraError, MisuseError
 from hermes_desk.nlu.features import tokens
 from hermes_desk.nlu.intent import IntentPrediction, read_meta, write_meta
 
@@ -124,7 +124,7 @@ class CrfIntentClassifier:
         read_meta(directory)
         _crfsuite()
         with (directory / _MODEL_FILE).open("rb") as fh:
-            state = pickle.load(fh)  # noqa: S301 - our own model file
+            state = pickle.load(fh)
         model = cls(**state["options"])
         model._crf = state["crf"]
         model._classes = state["classes"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from itertools import pairwise
 from typing import Any
 
 __all__ = ["FastFeatures", "build_vectorizer", "has_cjk", "normalise", "tokens", "word_ngrams"]
@@ -49,7 +50,7 @@ def tokens(text: str) -> list[str]:
 def word_ngrams(text: str) -> list[str]:
     """Unigrams and bigrams of :func:`tokens` (the TF-IDF word analyzer; picklable)."""
     words = tokens(text)
-    return words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
+    return words + [f"{a} {b}" for a, b in pairwise(words)]
 
 
 def build_vectorizer(*, char_min_df: int = 2, word_min_df: int = 1) -> Any:
@@ -109,7 +110,7 @@ class FastFeatures:
     def __call__(self, text: str) -> tuple[Any, Any]:
         import numpy as np
 
-        indices: list[int] = []
+        indices: list[Any] = []
         values: list[Any] = []
         for analyzer, vocab, idf, offset in self._parts:
             counts: dict[int, int] = {}

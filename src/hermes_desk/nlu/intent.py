@@ -100,7 +100,7 @@ def build_classifier(kind: str, **options: Any) -> IntentClassifier:
     raise ConfigError(f"unknown intent classifier {kind!r}; choose one of {CLASSIFIER_KINDS}")
 
 
-def write_meta(directory: Path, kind: str, **extra: Any) -> None:  # noqa: D417
+def write_meta(directory: Path, kind: str, **extra: Any) -> None:
     """Record which backend wrote ``directory`` (read back by :func:`load_classifier`)."""
     directory.mkdir(parents=True, exist_ok=True)
     meta = {"kind": kind, "format": 1, **extra}

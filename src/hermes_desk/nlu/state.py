@@ -30,13 +30,15 @@ from hermes_desk.nlu.intent import OOS, IntentPrediction
 __all__ = ["DialogueState", "ResolvedIntent", "is_follow_up"]
 
 _FOLLOW_UP_START = re.compile(
-    r"^\s*(那|那么|那个|还有|另外|然后|再|所以|and|so|also|then|what about|how about|and what about)"
+    r"^\s*(那|那么|那个|还有|另外|然后|再|所以"
+    r"|and|so|also|then|what about|how about|and what about)"
     r"(?![a-z])",
     re.IGNORECASE,
 )
 _FOLLOW_UP_END = re.compile(r"(呢|呀|啊)\s*[?？!！。.]*\s*$")
 _SLOT_ONLY = re.compile(
-    r"^\s*(?:(?:我的)?(?:订单号?|单号|手机号?|电话|号码|order(?: id| number)?|phone|number|it'?s|是)"
+    r"^\s*(?:(?:我的)?(?:订单号?|单号|手机号?|电话|号码"
+    r"|order(?: id| number)?|phone|number|it'?s|是)"
     r"\s*[:：是]?\s*)?[\d\s+\-]{6,}\s*[。.!！]?\s*$",
     re.IGNORECASE,
 )
