@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import sys
 
 import pytest
 
@@ -14,6 +15,7 @@ from hermes_desk.sessions import (
     Turn,
     build_token_counter,
     build_trimmer,
+    trimming,
 )
 from hermes_desk.sessions.tokens import MESSAGE_OVERHEAD_TOKENS
 
@@ -154,3 +156,53 @@ def test_estimate_is_close_for_chinese_and_english() -> None:
     text = "你好，我想找家人均消费在100-150元的餐馆吃驴杂汤这道菜，请给我推荐一家餐馆用餐吧。" * 3
     assert abs(estimate.count(text) - counter.count(text)) / counter.count(text) < 0.15
     assert estimate.count("") == 0
+
+
+FACT_TEXTS = [
+    "帮我找一家人均消费100-150元的川菜馆，评分4.5分以上",
+    "电话是010-63553377，地址在北京市东城区",
+    "好的，为您推荐全聚德烤鸭店，人均消费200-300元。",
+    "The parcel from L.A is late, I don't want it",
+    "不要辣的，游玩时间3小时 - 4小时的景点",
+    "嗯嗯，好的，谢谢你啊。",
+]
+
+
+def _fact_history(rng: random.Random, n: int) -> list[Turn]:
+    return [
+        Turn(rng.choice(["user", "agent"]), rng.choice(FACT_TEXTS + [f.text for f in FILLER]))
+        for _ in range(n)
+    ]
+
+
+def _trims(trimmer: ContextTrimmer, seed: int) -> list[tuple[list[int], dict[int, str]]]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(12):
+        turns = _fact_history(rng, rng.randint(4, 30))
+        budget = rng.randint(1, trimmer.count_tokens(turns))
+        result = trimmer.trim(
+            turns, rng.choice(["那家店的电话呢", "评分4.5分以上的", "it"]), budget
+        )
+        out.append((result.kept_indices, result.reasons))
+    return out
+
+
+def test_pure_python_segmentation_fallback_trims_the_same(
+    trimmer: ContextTrimmer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = _trims(trimmer, 3)
+    monkeypatch.setitem(sys.modules, "rjieba", None)  # as where no rjieba wheel is installed
+    fallback = build_trimmer(SessionSettings())
+    assert _trims(fallback, 3) == expected
+
+
+def test_caches_do_not_change_the_result(
+    trimmer: ContextTrimmer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = _trims(trimmer, 5)
+    trimmer.clear_cache()
+    assert _trims(trimmer, 5) == expected
+    monkeypatch.setattr(trimming, "_WORD_MEMO_SIZE", 3)  # the word memo refills many times
+    small = build_trimmer(SessionSettings())
+    assert _trims(small, 5) == expected

@@ -26,8 +26,11 @@ dialogue state's values; recency alone keeps ~32%; this score keeps ~74%
 
 A tool call and its result (same ``tool_call_id``) form one unit: kept or dropped together.
 
-Turn analysis (segmentation, token counts) is cached by text, so a growing conversation pays for
-each turn once; a trim of a 30-turn history then costs well under a millisecond.
+Turn analysis (segmentation, token counts, values, anchors) is cached by text, so a growing
+conversation pays for each turn once: a trim of a 30-turn history costs ~0.1 ms when its turns
+were seen before, ~0.3 ms when all 30 are new (``hermes-desk bench sessions``). The cold path is
+kept cheap by compiled segmentation (``rjieba``), a per-word memo of normalisation and IDF, and
+patterns that open with a first-character look-ahead.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ import math
 import re
 import statistics
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,23 +49,30 @@ from hermes_desk.sessions.tokens import MESSAGE_OVERHEAD_TOKENS, TokenCounter
 
 __all__ = ["ContextTrimmer", "TrimResult", "TrimWeights"]
 
-_ANCHOR = re.compile(
-    r"昨天|前天|今天|明天|后天|上周|下周|本周|这周|上个月|下个月|月底|月初|周[一二三四五六日末]"
+# Anchors (rule b): time expressions, deixis, negation. Each pattern opens with a look-ahead on
+# the possible first characters, so that most positions fail at once (3x faster than without).
+_ANCHOR_ZH = re.compile(
+    r"(?=[0-9一二三四五六七八九十上下不之今以分刚别前取后周它小拒明星昨月本没这那马])"
+    r"(?:昨天|前天|今天|明天|后天|上周|下周|本周|这周|上个月|下个月|月底|月初|周[一二三四五六日末]"
     r"|星期[一二三四五六日天]|[0-9一二三四五六七八九十]+[天日号月]|小时|分钟|刚才|之前|以前|以后|马上"
     r"|这个|那个|这家|那家|这里|那里|它|这些|那些|上面|刚刚|前面"
-    r"|不要|不是|不用|不想|没有|别|拒绝|取消|不行|不能"
-    r"|\b(?:yesterday|today|tomorrow|tonight|last|next|ago|week|month|monday|tuesday|wednesday"
-    r"|thursday|friday|saturday|sunday|it|that|this|those|these|there|don't|dont|not|no|never"
-    r"|cancel|refuse)\b",
+    r"|不要|不是|不用|不想|没有|别|拒绝|取消|不行|不能)"
+)
+_ANCHOR_EN = re.compile(
+    r"\b(?=[a-z])(?:yesterday|today|tomorrow|tonight|last|next|ago|week|month|monday|tuesday"
+    r"|wednesday|thursday|friday|saturday|sunday|it|that|this|those|these|there|don't|dont|not"
+    r"|no|never|cancel|refuse)\b",
     re.IGNORECASE,
 )
 # Values: numbers with units or ranges, codes, quoted text, e-mail-like and latin names.
 _VALUE = re.compile(
-    r"\d+(?:\.\d+)?(?:\s*[-~到至]\s*\d+(?:\.\d+)?)?\s*(?:[%元块分星小时公里米号点天月年岁人间位]|km|kg)?"
-    r"|[“\"「『《]([^”\"」』》]{1,30})[”\"」』》]"
-    r"|\b[A-Z][A-Za-z0-9]+(?:\s+[A-Z][A-Za-z0-9]+)*\b"
+    r"(?=[\d“\"「『《A-Z])"
+    r"(?:\d+(?:\.\d+)?(?:\s*[-~到至]\s*\d+(?:\.\d+)?)?\s*(?:[%元块分星小时公里米号点天月年岁人间位]|km|kg)?"
+    r"|[“\"「『《](?:[^”\"」』》]{1,30})[”\"」』》]"
+    r"|\b[A-Z][A-Za-z0-9]+(?:\s+[A-Z][A-Za-z0-9]+)*\b)"
 )
 _WORD = re.compile(r"[0-9A-Za-z\u4e00-\u9fff]")
+_ASCII_WORD = re.compile(r"[0-9a-z]+(?:\.[0-9]+)?%?")  # as jieba splits ASCII runs
 _STOP_WORDS = (
     "你好 谢谢 感谢 好的 可以 没有 什么 哪些 哪个 一下 一个 请问 帮忙 我们 你们 他们 这个 那个 就是"
     " 还是 还有 而且 然后 因为 所以 但是 如果 的话 需要 想要 知道 告诉 推荐 麻烦 不客气 再见 谢谢你"
@@ -71,6 +81,7 @@ _STOP_WORDS = (
     " please thanks thank hello hi ok okay yes"
 )
 _STOP = frozenset(_STOP_WORDS.split())
+_WORD_MEMO_SIZE = 200_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,24 +147,37 @@ class TrimResult:
         return 1 - self.tokens_after / self.tokens_before if self.tokens_before else 0.0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Analysis:
     tokens: int
     terms: dict[str, float]  # content term -> idf
     values: frozenset[str]
     anchor: bool
+    keys: tuple[str, ...]  # terms then values: what a turn can mention first
+    scored: tuple[tuple[str, float], ...]  # informative terms and values, with their weight
 
 
 class _Segmenter:
-    """jieba segmentation and its IDF table, loaded once per trimmer, quietly."""
+    """Word segmentation and jieba's IDF table, loaded once per trimmer, quietly.
+
+    Segmentation uses ``rjieba`` (jieba's dictionary and HMM, compiled: ~20 times faster than
+    pure-Python jieba, which keeps a cold 30-turn trim under a millisecond) and falls back to
+    ``jieba`` where no ``rjieba`` wheel is installed. The two agree word for word except that
+    ``rjieba`` keeps hyphenated numbers ("100-150") whole, which the value pattern sees anyway.
+    """
 
     def __init__(self) -> None:
         import jieba
 
-        jieba.setLogLevel(logging.WARNING)
-        logging.getLogger("jieba").setLevel(logging.WARNING)
-        jieba.initialize()
-        self._cut = jieba.lcut
+        try:
+            import rjieba
+        except ImportError:
+            jieba.setLogLevel(logging.WARNING)
+            logging.getLogger("jieba").setLevel(logging.WARNING)
+            jieba.initialize()
+            self._cut: Callable[[str], list[str]] = jieba.lcut
+        else:
+            self._cut = rjieba.cut  # the module's shared dictionary: no second copy in memory
         # jieba's general-corpus IDF table (read here: jieba.analyse leaves the file open).
         idf: dict[str, float] = {}
         table = Path(jieba.__file__).parent / "analyse" / "idf.txt"
@@ -166,17 +190,40 @@ class _Segmenter:
         median = statistics.median(idf.values()) if idf else 10.0
         # Unknown words are mostly names and domain terms: treat them as rare.
         self.unknown_idf: float = max(median, 10.0)
+        # What each distinct word contributes (normalisation, stop words, IDF): words repeat
+        # across conversations, so this is computed once per word rather than per mention.
+        self._memo: dict[str, dict[str, float]] = {}
+
+    def clear_memo(self) -> None:
+        self._memo.clear()
 
     def terms(self, text: str) -> dict[str, float]:
+        """Content terms of ``text`` with their IDF (stop words and single characters dropped)."""
         found: dict[str, float] = {}
+        memo = self._memo
         for raw in self._cut(text):
-            word = raw.strip().lower()
-            if not word or word in _STOP or not _WORD.search(word):
-                continue
-            if len(word) == 1 and not word.isascii():
-                continue  # single characters are mostly function words
-            found[word] = self.idf.get(word, self.unknown_idf)
+            hit = memo.get(raw)
+            if hit is None:
+                hit = self._classify(raw)
+                if len(memo) >= _WORD_MEMO_SIZE:
+                    memo.clear()  # bounded: names and numbers make the vocabulary open-ended
+                memo[raw] = hit
+            if hit:
+                found.update(hit)
         return found
+
+    def _classify(self, raw: str) -> dict[str, float]:
+        word = raw.strip().lower()
+        if word.isascii():
+            if not word.isalnum():
+                # "100-150", "l.a": jieba splits these at the punctuation; rjieba does not.
+                parts = [p for p in _ASCII_WORD.findall(word) if p not in _STOP]
+                return {p: self.idf.get(p, self.unknown_idf) for p in parts}
+        elif len(word) < 2:
+            return {}  # single characters are mostly function words
+        if word in _STOP or not _WORD.search(word):
+            return {}
+        return {word: self.idf.get(word, self.unknown_idf)}
 
 
 class ContextTrimmer:
@@ -208,8 +255,10 @@ class ContextTrimmer:
         self._segmenter: _Segmenter | None = None
 
     def clear_cache(self) -> None:
-        """Forget analysed texts (the segmenter and its IDF table stay loaded)."""
+        """Forget analysed texts and words (the segmenter and its IDF table stay loaded)."""
         self._cache.clear()
+        if self._segmenter is not None:
+            self._segmenter.clear_memo()
 
     def count_tokens(self, turns: Sequence[Turn]) -> int:
         """Tokens the turns cost as chat messages (text plus per-message framing)."""
@@ -265,38 +314,38 @@ class ContextTrimmer:
         w = self.weights
         n = len(analyses)
         reasons: dict[int, str] = {}
-        query_mass = sum(query.terms.values()) + w.value * len(query.values)
+        query_values = query.values
+        query_items = list(query.terms.items())
+        query_mass = sum(query.terms.values()) + w.value * len(query_values)
         first: dict[str, int] = {}  # term or value -> turn that introduced it
         referenced: set[str] = set()  # introduced earlier and mentioned again later
         for i, a in enumerate(analyses):
-            for key in (*a.terms, *a.values):
+            for key in a.keys:
                 if key in first:
                     referenced.add(key)
                 else:
                     first[key] = i
-        referenced.update(k for k in (*query.terms, *query.values) if k in first)
+        referenced.update(k for k in query.keys if k in first)
+        novel = w.novel
+        novel_referenced = w.novel + w.referenced
+        repeat = w.repeat
         scores: list[float] = []
         for i, a in enumerate(analyses):
             info = 0.0
-            for term, idf in a.terms.items():
-                if idf < w.min_term_idf:
-                    continue
-                if first[term] == i:
-                    info += idf * (w.novel + (w.referenced if term in referenced else 0.0))
+            for key, weight in a.scored:
+                if first[key] == i:
+                    info += weight * (novel_referenced if key in referenced else novel)
                 else:
-                    info += idf * w.repeat
-            for value in a.values:
-                if first[value] == i:
-                    info += w.value * (w.novel + (w.referenced if value in referenced else 0.0))
-                else:
-                    info += w.value * w.repeat
+                    info += weight * repeat
             if roles[i] == "user":
                 info *= w.user_weight
             age = n - 1 - i
             info += w.recency * math.pow(0.5, age / w.recency_half_life)
             if query_mass:
-                shared = sum(idf for t, idf in query.terms.items() if t in a.terms)
-                shared += w.value * len(query.values & a.values)
+                terms = a.terms
+                shared = sum(idf for t, idf in query_items if t in terms)
+                if query_values:
+                    shared += w.value * len(query_values & a.values)
                 if shared / query_mass > self.overlap_threshold:
                     reasons[i] = "overlap"
             scores.append(info)
@@ -321,12 +370,19 @@ class ContextTrimmer:
             return cached
         if self._segmenter is None:
             self._segmenter = _Segmenter()
-        values = frozenset(m.group(0).strip() for m in _VALUE.finditer(text))
+        terms = self._segmenter.terms(text)
+        values = frozenset(v.strip() for v in _VALUE.findall(text))
+        w = self.weights
+        low = w.min_term_idf
+        scored = [(t, idf) for t, idf in terms.items() if idf >= low]
+        scored.extend((v, w.value) for v in values)
         analysis = _Analysis(
             tokens=self.counter.count(text) + MESSAGE_OVERHEAD_TOKENS,
-            terms=self._segmenter.terms(text),
+            terms=terms,
             values=values,
-            anchor=_ANCHOR.search(text) is not None,
+            anchor=_ANCHOR_ZH.search(text) is not None or _ANCHOR_EN.search(text) is not None,
+            keys=(*terms, *values),
+            scored=tuple(scored),
         )
         self._cache[text] = analysis
         if len(self._cache) > self._cache_size:
