@@ -1,7 +1,9 @@
 """Memory on SQLite: WAL, busy timeout, upserts, every change in one IMMEDIATE transaction.
 
-All methods are ``async`` and run their SQL in a worker thread through
-:meth:`hermes_desk.storage.SqliteDatabase.run`, so the event loop never waits on disk.
+All methods are ``async`` and run their SQL off the event loop, so it never waits on disk: reads
+through :meth:`hermes_desk.storage.SqliteDatabase.run`, writes and changes on the store's
+:class:`~hermes_desk.memory.sqlite_writer.GroupCommitWriter` thread (one ``BEGIN IMMEDIATE``
+transaction per write, or per group of writes that queued up together).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 
 from hermes_desk.errors import NotFoundError
 from hermes_desk.memory.fact import Fact, FactStatus, LongTermTag, TagStatus, canonical_json
+from hermes_desk.memory.sqlite_writer import GroupCommitWriter
 from hermes_desk.memory.store import (
     FACT_COLUMNS,
     ChangePlan,
@@ -111,6 +114,7 @@ class SqliteMemoryStore:
     def __init__(self, db: SqliteDatabase, *, owns_db: bool = False) -> None:
         self._db = db
         self._owns_db = owns_db
+        self._writer = GroupCommitWriter(db)
         db.call(lambda conn: apply_migrations(conn, "memory", MIGRATIONS))
 
     @classmethod
@@ -125,7 +129,7 @@ class SqliteMemoryStore:
         def tx(conn: sqlite3.Connection) -> Outcome:
             return _apply(conn, plan(_active_of_key(conn, tenant, user_id, key)))
 
-        return await self._db.run(tx, transaction=True)
+        return await self._writer.run(tx)
 
     async def change(self, tenant: str, user_id: str, fact_id: str, plan: ChangePlan) -> Outcome:
         def tx(conn: sqlite3.Connection) -> Outcome:
@@ -141,7 +145,7 @@ class SqliteMemoryStore:
                 current = None
             return _apply(conn, plan(fact, current))
 
-        return await self._db.run(tx, transaction=True)
+        return await self._writer.run(tx)
 
     async def facts(
         self,
@@ -222,5 +226,6 @@ class SqliteMemoryStore:
         return await self._db.run(tx, transaction=True)
 
     async def close(self) -> None:
+        await self._writer.close()
         if self._owns_db:
             self._db.close()
