@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_settings import (
     BaseSettings,
@@ -26,6 +26,7 @@ from hermes_desk.errors import ConfigError
 
 __all__ = [
     "BreakerSettings",
+    "LlmLinkSettings",
     "LlmSettings",
     "McpServerSettings",
     "MemorySettings",
@@ -117,16 +118,44 @@ class MemorySettings(_Section):
 
 
 class McpServerSettings(_Section):
-    name: str
+    """A Model Context Protocol server whose tools become Hermes Desk tools (stdio or HTTP)."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")
     command: list[str] | None = None
     url: str | None = None
+    env: dict[str, str] = Field(default_factory=dict, description="extra env for a stdio server")
+    timeout_s: float = Field(10.0, gt=0, description="connect / list / call limit")
+    prefix: str | None = Field(None, description="tool-name prefix (default: none)")
+    fallback: str | None = Field(None, description="fallback reply for this server's tools")
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSettings:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("an MCP server needs exactly one of 'command' or 'url'")
+        if self.command is not None and not self.command:
+            raise ValueError("'command' must not be empty")
+        return self
+
+
+class LlmLinkSettings(_Section):
+    """Per-model options for one chain link (keyed by the LiteLLM model string)."""
+
+    api_base: str | None = None
+    api_key_env: str | None = Field(
+        None, description="environment variable holding the key (default: the provider's own)"
+    )
+    timeout_s: float | None = Field(None, gt=0)
+    extra: dict[str, Any] = Field(default_factory=dict, description="more litellm arguments")
 
 
 class LlmSettings(_Section):
     chain: list[str] = Field(default_factory=lambda: ["offline"])
     timeout_s: float = Field(10.0, gt=0)
     retries: int = Field(1, ge=0)
-    api_base: str | None = None
+    retry_backoff_s: float = Field(0.2, ge=0)
+    api_base: str | None = Field(None, description="used by links without their own api_base")
+    links: dict[str, LlmLinkSettings] = Field(default_factory=dict)
+    max_tool_rounds: int = Field(2, ge=1, description="model ↔ tools round trips per turn")
     mcp_servers: list[McpServerSettings] = Field(default_factory=list)
 
     @field_validator("chain")
@@ -184,7 +213,11 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         path = os.environ.get("HERMES_CONFIG")
-        return (init_settings, env_settings, _YamlSource(settings_cls, Path(path) if path else None))
+        return (
+            init_settings,
+            env_settings,
+            _YamlSource(settings_cls, Path(path) if path else None),
+        )
 
     @classmethod
     def load(cls, path: str | Path | None = None, **overrides: Any) -> Settings:

@@ -1,0 +1,164 @@
+"""Build the prompt for one turn: rules, the turn's facts, notes, trimmed context, gated tools.
+
+The prompt carries only what the turn needs: the (already trimmed) conversation, the customer's
+notes, what the deterministic path already knows (intent, slots, tool results, failed tools'
+fallbacks) and only the tools the intent allows. Conversation roles map to the model's view:
+the customer is ``user`` and the human agent the model drafts for is ``assistant``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from hermes_desk.llm.messages import Message, ResponderInput
+
+__all__ = ["DEFAULT_RULES", "Prompt", "TurnLike", "build_prompt", "tool_name"]
+
+DEFAULT_RULES = {
+    "zh": (
+        "你是电商客服坐席的助手，为坐席起草下一句回复。只依据下面给出的事实、查询结果和客户备注"
+        "作答，不要编造订单、物流或金额信息。需要查询时只调用提供的工具，参数必须严格符合其"
+        "JSON Schema；信息不足时先询问缺少的信息。回复简洁、礼貌，使用中文。"
+    ),
+    "en": (
+        "You assist a customer-service agent by drafting the agent's next reply. Use only the "
+        "facts, look-up results and customer notes below; never invent orders, shipments or "
+        "amounts. When a look-up is needed call only the tools provided, with arguments that "
+        "match their JSON Schema exactly; when information is missing, ask for it. Be brief "
+        "and polite."
+    ),
+}
+
+_LABELS = {
+    "zh": {
+        "intent": "当前意图",
+        "slots": "已识别信息",
+        "missing": "还缺少",
+        "notes": "客户备注",
+        "results": "已查询结果",
+        "fallbacks": "无法查询时的兜底话术",
+        "workflow": "流程状态",
+        "tool": "工具",
+    },
+    "en": {
+        "intent": "Intent",
+        "slots": "Known slots",
+        "missing": "Still missing",
+        "notes": "Customer notes",
+        "results": "Look-up results",
+        "fallbacks": "Fallback replies of tools that could not answer",
+        "workflow": "Workflow state",
+        "tool": "tool",
+    },
+}
+
+
+class TurnLike(Protocol):
+    """A conversation turn (``hermes_desk.sessions.Turn`` fits): role and text."""
+
+    @property
+    def role(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """Everything one model call needs; pass it to :meth:`ModelChain.complete`."""
+
+    messages: tuple[Message, ...]
+    tools: tuple[Mapping[str, Any], ...] = ()
+    context: ResponderInput | None = None
+    response_format: Mapping[str, Any] | None = field(default=None)
+
+
+def tool_name(schema: Mapping[str, Any]) -> str:
+    """The name in an OpenAI function schema (or a bare ``{"name": ...}`` one)."""
+    function = schema.get("function")
+    if isinstance(function, Mapping):
+        return str(function.get("name", ""))
+    return str(schema.get("name", ""))
+
+
+def build_prompt(
+    facts: ResponderInput,
+    *,
+    query: str | None = None,
+    history: Sequence[TurnLike | Message] = (),
+    tools: Sequence[Mapping[str, Any]] = (),
+    allowed_tools: Collection[str] | None = None,
+    rules: str | None = None,
+    intent_description: str | None = None,
+) -> Prompt:
+    """The prompt for one turn.
+
+    Args:
+        facts: the turn's structured facts (also handed to the offline link).
+        query: the customer's utterance of this turn (appended unless ``history`` ends with it).
+        history: the trimmed conversation, oldest first.
+        tools: function schemas of the candidate tools (``ToolRegistry.model_schemas()``).
+        allowed_tools: the intent's tool list; ``None`` keeps every given tool, empty keeps none.
+        rules: the system rules (default: :data:`DEFAULT_RULES` for the language).
+        intent_description: the pack's description of the intent.
+    """
+    language = facts.language if facts.language in _LABELS else "en"
+    labels = _LABELS[language]
+    lines = [rules or DEFAULT_RULES[language], ""]
+    intent = facts.intent + (f"（{intent_description}）" if intent_description else "")
+    lines.append(f"{labels['intent']}: {intent}")
+    if facts.slots:
+        lines.append(f"{labels['slots']}: {_json(facts.slots)}")
+    if facts.missing_slots:
+        lines.append(f"{labels['missing']}: {', '.join(facts.missing_slots)}")
+    if facts.workflow_state:
+        lines.append(f"{labels['workflow']}: {facts.workflow_state}")
+    if facts.notes:
+        lines.append(f"{labels['notes']}:")
+        lines.extend(f"- {note}" for note in facts.notes)
+    if facts.tool_results:
+        lines.append(f"{labels['results']}:")
+        lines.extend(f"- {name}: {_json(_plain(r))}" for name, r in facts.tool_results.items())
+    if facts.failed_fallbacks:
+        lines.append(f"{labels['fallbacks']}:")
+        lines.extend(f"- {text}" for text in facts.failed_fallbacks)
+    messages = [Message.system("\n".join(lines))]
+    messages.extend(_message(turn, labels["tool"]) for turn in history)
+    if query is not None and not (
+        messages[-1].role == "user" and messages[-1].content == query and len(messages) > 1
+    ):
+        messages.append(Message.user(query))
+    chosen = (
+        tuple(tools)
+        if allowed_tools is None
+        else tuple(t for t in tools if tool_name(t) in allowed_tools)
+    )
+    return Prompt(messages=tuple(messages), tools=chosen, context=facts)
+
+
+def _message(turn: TurnLike | Message, tool_label: str) -> Message:
+    if isinstance(turn, Message):
+        return turn
+    role = turn.role
+    if role == "user":
+        return Message.user(turn.text)
+    if role == "system":
+        return Message.system(turn.text)
+    name = getattr(turn, "name", None)
+    if role == "tool":  # a past look-up, as context (native tool messages need their call)
+        return Message.assistant(f"[{tool_label} {name or ''}] {turn.text}".strip())
+    if getattr(turn, "tool_call_id", None):
+        return Message.assistant(f"[{tool_label} {name or ''}({turn.text})]")
+    return Message.assistant(turn.text)
+
+
+def _plain(value: Any) -> Any:
+    data = getattr(value, "result", None) if hasattr(value, "status") else None
+    return data if data is not None else value
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
