@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from hermes_desk.bench.memory import evaluate_keyfacts, run_memory_bench
 
@@ -18,6 +21,7 @@ def test_sqlite_bench_reports_every_figure(tmp_path: Path) -> None:
     assert report["facts"] == 400 and report["notes"]["lookups"] == 30
     assert set(report["writes"]) == {
         "wal_normal", "wal_normal_x4", "wal_full", "delete_normal", "delete_full",
+        "wal_normal_2proc_x4",
     }  # fmt: skip
     assert all(run["writes_per_s"] > 0 for run in report["writes"].values())
     assert set(report["wal_speedup_same_synchronous"]) == {"normal", "full"}
@@ -42,3 +46,21 @@ def test_importing_memory_loads_no_database_driver() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.postgres
+def test_postgres_bench_reports_every_figure(postgres_dsn: str) -> None:
+    # postgres_dsn only proves the server runs; the bench makes and drops its own schema
+    dsn = os.environ.get("HERMES_TEST_POSTGRES_DSN", "postgresql://127.0.0.1:5432/test")
+    report = run_memory_bench(
+        backend="postgres", facts=400, users=40, lookups=30, writes=20, dsn=dsn,
+        progress=lambda _line: None,
+    )  # fmt: skip
+    assert report["facts"] == 400 and report["notes"]["lookups"] == 30
+    assert set(report["writes"]) == {
+        "synchronous_commit_off_x1", "synchronous_commit_off_x8",
+        "synchronous_commit_on_x1", "synchronous_commit_on_x8",
+        "synchronous_commit_off_2proc_x4",
+    }  # fmt: skip
+    assert report["writes"]["synchronous_commit_off_2proc_x4"]["writes"] == 20
+    assert all(run["writes_per_s"] > 0 for run in report["writes"].values())

@@ -4,14 +4,17 @@
 (executemany on SQLite, COPY on PostgreSQL), then measures through :class:`MemoryService`:
 notes look-ups (p50/p95/p99 over random users) and single-fact writes per second (each its own
 transaction). On SQLite it measures writes with WAL and with the rollback journal in the same
-run; on PostgreSQL sequential and concurrent writers. PostgreSQL data goes into a scratch schema
-that is dropped at the end. ``evaluate_keyfacts`` measures the key-fact filter on a labelled set.
+run; on PostgreSQL sequential and concurrent writers. Both also measure ``processes`` worker
+processes writing at once (``concurrency`` writers each, as several API workers would), timed
+from a common start barrier to the last finish. PostgreSQL data goes into a scratch schema that
+is dropped at the end. ``evaluate_keyfacts`` measures the key-fact filter on a labelled set.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import multiprocessing
 import random
 import sqlite3
 import statistics
@@ -107,6 +110,63 @@ async def _writes(
     return {"writes": count, "concurrency": concurrency, "writes_per_s": round(count / elapsed)}
 
 
+async def _open_store(backend: str, target: str) -> MemoryStore:
+    if backend == "postgres":
+        from hermes_desk.memory.postgres_store import PostgresMemoryStore
+
+        return await PostgresMemoryStore.open(target, max_size=8, synchronous_commit=False)
+    return SqliteMemoryStore.open(target)
+
+
+async def _child_writes(
+    backend: str, target: str, users: int, count: int, concurrency: int, tag: str,
+    barrier: Any, results: Any,
+) -> None:  # fmt: skip
+    service = _service(await _open_store(backend, target))
+    try:
+        await _writes(service, users, min(200, count), f"{tag}_warm", concurrency)
+        await anyio.to_thread.run_sync(barrier.wait)
+        start = time.time()
+        await _writes(service, users, count, tag, concurrency)
+        results.put((start, time.time(), count))
+    finally:
+        await service.close()
+
+
+def _write_process(*args: Any) -> None:
+    anyio.run(_child_writes, *args)
+
+
+async def _multi_process_writes(
+    backend: str, target: str, users: int, count: int, processes: int, concurrency: int
+) -> dict[str, Any]:
+    """``processes`` processes × ``concurrency`` writers, ``count`` writes per process."""
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(processes)
+    results = ctx.Queue()
+    common = (backend, target, users, count, concurrency)
+    workers = [
+        ctx.Process(target=_write_process, args=(*common, f"mp{processes}_{i}", barrier, results))
+        for i in range(processes)
+    ]
+    for worker in workers:
+        worker.start()
+    try:
+        done = [await anyio.to_thread.run_sync(results.get, True, 600) for _ in workers]
+    finally:
+        for worker in workers:
+            await anyio.to_thread.run_sync(worker.join, 60)
+        results.close()
+    elapsed = max(end for _, end, _ in done) - min(start for start, _, _ in done)
+    total = sum(n for _, _, n in done)
+    return {
+        "writes": total,
+        "processes": processes,
+        "concurrency": concurrency,
+        "writes_per_s": round(total / elapsed),
+    }
+
+
 def _pragmas(conn: sqlite3.Connection, journal: str, synchronous: str) -> None:
     conn.execute(f"PRAGMA journal_mode = {journal}")
     conn.execute(f"PRAGMA synchronous = {synchronous}")
@@ -117,8 +177,9 @@ def _service(store: MemoryStore) -> MemoryService:
 
 
 async def _sqlite(
-    facts: int, users: int, lookups: int, writes: int, path: Path, say: Callable[[str], None]
-) -> dict[str, Any]:
+    facts: int, users: int, lookups: int, writes: int, processes: int, path: Path,
+    say: Callable[[str], None],
+) -> dict[str, Any]:  # fmt: skip
     store = SqliteMemoryStore.open(path)
     db = store.database
     now = time.time()
@@ -150,6 +211,12 @@ async def _sqlite(
         await db.run(lambda c: _pragmas(c, "wal", "normal"))
     finally:
         await service.close()
+    if processes > 1:
+        name = f"wal_normal_{processes}proc_x4"
+        runs[name] = await _multi_process_writes(
+            "sqlite", str(path), users, writes // processes, processes, 4
+        )
+        say(f"sqlite: {processes} processes x4 writers: {runs[name]}")
     return {
         "backend": "sqlite",
         "facts": facts,
@@ -168,8 +235,9 @@ async def _sqlite(
 
 
 async def _postgres(
-    facts: int, users: int, lookups: int, writes: int, dsn: str, say: Callable[[str], None]
-) -> dict[str, Any]:
+    facts: int, users: int, lookups: int, writes: int, processes: int, dsn: str,
+    say: Callable[[str], None],
+) -> dict[str, Any]:  # fmt: skip
     import psycopg
 
     from hermes_desk.memory.postgres_store import PostgresMemoryStore
@@ -216,6 +284,12 @@ async def _postgres(
                     say(f"postgres: {name}: {runs[name]}")
             finally:
                 await service.close()
+        if processes > 1:
+            name = f"synchronous_commit_off_{processes}proc_x4"
+            runs[name] = await _multi_process_writes(
+                "postgres", scoped, users, writes // processes, processes, 4
+            )
+            say(f"postgres: {name}: {runs[name]}")
     finally:
         await admin.execute(f"DROP SCHEMA {schema} CASCADE")
         await admin.close()
@@ -237,17 +311,22 @@ def run_memory_bench(
     users: int = 100_000,
     lookups: int = 5_000,
     writes: int = 5_000,
+    processes: int = 2,
     path: str | Path | None = None,
     dsn: str = "postgresql://127.0.0.1:5432/test",
     progress: Callable[[str], None] = print,
 ) -> dict[str, Any]:
-    """Measure notes look-ups and writes on ``backend`` ('sqlite' or 'postgres')."""
+    """Measure notes look-ups and writes on ``backend`` ('sqlite' or 'postgres').
+
+    ``processes`` > 1 adds a run of that many worker processes writing at once.
+    """
     if backend == "postgres":
-        return anyio.run(_postgres, facts, users, lookups, writes, dsn, progress)
+        return anyio.run(_postgres, facts, users, lookups, writes, processes, dsn, progress)
     if path is not None:
-        return anyio.run(_sqlite, facts, users, lookups, writes, Path(path), progress)
+        return anyio.run(_sqlite, facts, users, lookups, writes, processes, Path(path), progress)
     with tempfile.TemporaryDirectory(prefix="hermes-bench-") as tmp:
-        return anyio.run(_sqlite, facts, users, lookups, writes, Path(tmp) / "memory.db", progress)
+        target = Path(tmp) / "memory.db"
+        return anyio.run(_sqlite, facts, users, lookups, writes, processes, target, progress)
 
 
 def evaluate_keyfacts(
