@@ -2,7 +2,9 @@
 
 Intent resolution in context (what the turn pipeline calls after the classifier):
 
-1. A confident in-scope prediction (confidence ≥ threshold) is taken as is.
+1. The classifier's probabilities are re-weighted by a context prior (the conversation's
+   current intent counts ``stickiness`` times); a confident in-scope top label (≥ threshold)
+   is taken.
 2. A turn that only brings a slot value (an order id, a phone number) keeps the conversation's
    intent, whatever the classifier says: a bare value carries no intent of its own.
 3. When the classifier is unsure (below the threshold) and the conversation already has an
@@ -81,11 +83,14 @@ class DialogueState:
         carry_oos_below: a follow-up the model calls ``oos`` keeps the previous intent only if
             the ``oos`` confidence is below this.
         ranking_window: how many of the top labels are searched for the previous intent.
+        stickiness: the previous intent's probability is multiplied by this before the top
+            label is chosen (a conversation tends to stay on its topic); 1 = no context prior.
     """
 
     threshold: float = 0.5
     carry_oos_below: float = 0.8
     ranking_window: int = 2
+    stickiness: float = 2.0
     intent: str | None = None
     slots: dict[str, Any] = field(default_factory=dict)
     turns: int = 0
@@ -99,23 +104,37 @@ class DialogueState:
         return resolved
 
     def _decide(self, text: str, p: IntentPrediction) -> ResolvedIntent:
-        confident = p.confidence >= self.threshold
-        if self.intent is not None and _SLOT_ONLY.match(text):
-            # A bare slot value ("订单号是…", "13800138000") answers the open request.
-            return ResolvedIntent(self.intent, p.confidence, True, p)
-        if confident and p.intent != OOS:
-            return ResolvedIntent(p.intent, p.confidence, False, p)
         previous = self.intent
-        if previous is not None:
-            follow_up = is_follow_up(text)
-            if p.intent == OOS and confident:
-                if follow_up and p.confidence < self.carry_oos_below:
-                    return ResolvedIntent(previous, p.confidence, True, p)
-                return ResolvedIntent(OOS, p.confidence, False, p)
-            near_top = [label for label, _ in p.ranking[: self.ranking_window]]
-            if follow_up or previous in near_top:
+        if previous is not None and _SLOT_ONLY.match(text):
+            # A bare slot value ("订单号是…", "13800138000") answers the open request.
+            return ResolvedIntent(previous, p.confidence, True, p)
+        intent, confidence = self._with_context_prior(p)
+        if confidence >= self.threshold and intent != OOS:
+            return ResolvedIntent(intent, confidence, intent != p.intent, p)
+        if previous is None:
+            return ResolvedIntent(OOS, p.confidence, False, p)
+        follow_up = is_follow_up(text)
+        if intent == OOS and confidence >= self.threshold:
+            if follow_up and p.confidence < self.carry_oos_below:
                 return ResolvedIntent(previous, p.confidence, True, p)
+            return ResolvedIntent(OOS, p.confidence, False, p)
+        near_top = [label for label, _ in p.ranking[: self.ranking_window]]
+        if follow_up or previous in near_top:
+            return ResolvedIntent(previous, p.confidence, True, p)
         return ResolvedIntent(OOS, p.confidence, False, p)
+
+    def _with_context_prior(self, p: IntentPrediction) -> tuple[str, float]:
+        """Top label after weighting the conversation's intent by ``stickiness``."""
+        if self.intent is None or self.stickiness == 1.0 or not p.ranking:
+            return p.intent, p.confidence
+        weighted = {
+            label: prob * (self.stickiness if label == self.intent else 1.0)
+            for label, prob in p.ranking
+        }
+        # Mass outside the ranking is left unweighted.
+        total = sum(weighted.values()) + max(0.0, 1.0 - sum(prob for _, prob in p.ranking))
+        label, value = max(weighted.items(), key=lambda kv: kv[1])
+        return label, value / total
 
     def update_slots(self, slots: Mapping[str, Any]) -> dict[str, Any]:
         """Merge this turn's slots into the state (new values win); returns all slots."""
