@@ -1,0 +1,56 @@
+"""``hermes-desk mcp serve``: publish the pack's tools over the Model Context Protocol."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from hermes_desk.cli.settings_option import load_settings
+
+__all__ = ["app"]
+
+app = typer.Typer(no_args_is_help=True)
+
+
+@app.command()
+def serve(
+    transport: Annotated[
+        str, typer.Option("--transport", "-t", help="stdio (for a launching client) or http")
+    ] = "stdio",
+    port: Annotated[int, typer.Option(help="HTTP port (http transport)")] = 8765,
+    host: Annotated[str, typer.Option(help="HTTP host (http transport)")] = "127.0.0.1",
+    pack: Annotated[str | None, typer.Option(help="pack name or folder")] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="settings YAML")] = None,
+) -> None:
+    """Serve the pack's tools (through the executor: validation, breaker, events) over MCP.
+
+    With http the endpoint is ``http://HOST:PORT/mcp`` (streamable HTTP).
+    """
+    import httpx
+
+    from hermes_desk.packs.loader import bundled_pack_path
+    from hermes_desk.tools.assembly import load_pack_tools
+    from hermes_desk.tools.executor import ToolExecutor
+    from hermes_desk.tools.mcp_server import build_mcp_server
+
+    if transport not in ("stdio", "http"):
+        typer.echo("error: --transport is stdio or http", err=True)
+        raise typer.Exit(2)
+    settings = load_settings(config)
+    chosen = pack or settings.service.pack
+    pack_dir = Path(chosen) if Path(chosen).is_dir() else bundled_pack_path(chosen)
+    client = httpx.AsyncClient(timeout=settings.tools.default_timeout_s)
+    registry, _kb = load_pack_tools(
+        pack_dir, variables={"backend_url": settings.service.backend_url}, client=client
+    )
+    executor = ToolExecutor(registry, settings=settings.tools)
+    server = build_mcp_server(executor)
+    mode: Literal["stdio", "streamable-http"] = (
+        "stdio" if transport == "stdio" else ("streamable-http")
+    )
+    if mode == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=host, port=port)
