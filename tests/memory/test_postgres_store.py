@@ -44,6 +44,23 @@ def confirm(planner: Planner, calls: list[Fact | None] | None = None) -> Any:
     return plan
 
 
+async def test_a_new_key_is_planned_once(store: Any, planner: Planner) -> None:
+    calls: list[Fact | None] = []
+    outcome = await store.write("t1", "u1", "k", confirm(planner, calls))
+    assert calls == [None] and outcome.kind == "stored"
+    assert [f.id for f in await store.facts("t1", "u1")] == [outcome.fact.id]
+
+
+async def test_an_existing_key_is_planned_again_with_its_fact(store: Any, planner: Planner) -> None:
+    first = await store.write("t1", "u1", "k", confirm(planner))
+    calls: list[Fact | None] = []
+    outcome = await store.write("t1", "u1", "k", confirm(planner, calls))
+    assert calls == [None, first.fact]  # the guess, then the fact the server handed back
+    assert outcome.kind == "reinforced"
+    [fact] = await store.facts("t1", "u1")
+    assert fact == outcome.fact and fact.confirmations == 2
+
+
 async def test_a_write_that_lost_a_race_is_planned_again(
     store: Any, planner: Planner, postgres_dsn: str
 ) -> None:
@@ -54,13 +71,14 @@ async def test_a_write_that_lost_a_race_is_planned_again(
     plan = confirm(planner, calls)
 
     def racing_plan(current: Fact | None) -> Outcome:
-        if not calls:  # another worker confirms the fact between our read and our write
+        if current is not None and current.confirmations == 1:
+            # another worker confirms the fact between our look and our write
             with psycopg.connect(postgres_dsn, autocommit=True) as other:
                 other.execute("UPDATE memory_facts SET confirmations = 40 WHERE key = 'k'")
         return plan(current)  # type: ignore[no-any-return]
 
     outcome = await store.write("t1", "u1", "k", racing_plan)
-    assert [c.confirmations if c else None for c in calls] == [1, 40]
+    assert [c.confirmations if c else None for c in calls] == [None, 1, 40]
     assert outcome.kind == "reinforced"
     [fact] = await store.facts("t1", "u1")
     assert fact.confirmations == 41
@@ -71,26 +89,26 @@ async def test_an_insert_that_lost_a_race_is_planned_again(
 ) -> None:
     import psycopg
 
-    calls: list[Fact | None] = []
-    plan = confirm(planner, calls)
-    other_planner = Planner(DecayPolicy(0.02, 0.3), make_id=lambda: "fact_other")
+    other = Planner(DecayPolicy(0.02, 0.3), make_id=lambda: "fact_other").remember(
+        "t1", "u1", CandidateFact("k", 7, 0.9), None, now=NOW, source_session="s0"
+    )
+    assert other.fact is not None
+    with psycopg.connect(postgres_dsn) as conn:  # an uncommitted insert of the same key
+        conn.execute(
+            "SELECT memory_apply(%s::jsonb)", (f'[{{"op": "save", "row": {_json(other.fact)}}}]',)
+        )
+        calls: list[Fact | None] = []
+        result: list[Outcome] = []
 
-    def racing_plan(current: Fact | None) -> Outcome:
-        if not calls:  # another worker stores the same key first
-            other = other_planner.remember(
-                "t1", "u1", CandidateFact("k", 7, 0.9), None, now=NOW, source_session="s0"
-            )
-            assert other.fact is not None
-            with psycopg.connect(postgres_dsn, autocommit=True) as conn:
-                conn.execute(
-                    "SELECT memory_apply(%s::jsonb)",
-                    (f'[{{"op": "save", "row": {_json(other.fact)}}}]',),
-                )
-        return plan(current)  # type: ignore[no-any-return]
+        async def write() -> None:
+            result.append(await store.write("t1", "u1", "k", confirm(planner, calls)))
 
-    outcome = await store.write("t1", "u1", "k", racing_plan)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(write)
+            await _wait_for_lock_waiter(postgres_dsn)  # our insert waits on the unique index
+            conn.commit()
     assert calls[0] is None and calls[1] is not None and calls[1].id == "fact_other"
-    assert outcome.kind == "reinforced"
+    assert result[0].kind == "reinforced"
     facts = await store.facts("t1", "u1")
     assert [(f.id, f.confirmations) for f in facts] == [("fact_other", 2)]
 
@@ -136,3 +154,19 @@ def _json(fact: Fact) -> str:
     import json
 
     return json.dumps(fact.to_dict())
+
+
+async def _wait_for_lock_waiter(dsn: str) -> None:
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        for _ in range(2000):
+            cur = await conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                " AND query LIKE '%%memory_write%%'"
+            )
+            row = await cur.fetchone()
+            if row and row[0]:
+                return
+            await anyio.sleep(0.005)
+    raise AssertionError("the write never waited on the uncommitted insert")

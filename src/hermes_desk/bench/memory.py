@@ -89,13 +89,30 @@ async def _lookups(service: MemoryService, users: int, count: int, seed: int) ->
 
 
 async def _writes(
-    service: MemoryService, users: int, count: int, tag: str, concurrency: int = 1
+    service: MemoryService,
+    users: int,
+    count: int,
+    tag: str,
+    concurrency: int = 1,
+    *,
+    existing: int = 0,
 ) -> dict[str, Any]:
+    """``count`` single-fact writes; new keys, or with ``existing`` > 0 the loaded keys
+    ``key_00``… of random users (reinforce, supersede or conflict with a stored fact)."""
     rng = random.Random(tag)
-    jobs = [
-        (f"user_{rng.randrange(users):06d}", CandidateFact(f"w_{tag}_{i}", i, 0.9))
-        for i in range(count)
-    ]
+    if existing:
+        jobs = [
+            (
+                f"user_{rng.randrange(users):06d}",
+                CandidateFact(f"key_{rng.randrange(existing):02d}", rng.randint(1, 30), 0.9),
+            )
+            for _ in range(count)
+        ]
+    else:
+        jobs = [
+            (f"user_{rng.randrange(users):06d}", CandidateFact(f"w_{tag}_{i}", i, 0.9))
+            for i in range(count)
+        ]
     index = iter(jobs)
 
     async def worker() -> None:
@@ -107,7 +124,8 @@ async def _writes(
         for _ in range(concurrency):
             tg.start_soon(worker)
     elapsed = time.perf_counter() - start
-    return {"writes": count, "concurrency": concurrency, "writes_per_s": round(count / elapsed)}
+    report = {"writes": count, "concurrency": concurrency, "writes_per_s": round(count / elapsed)}
+    return {**report, "keys": "existing"} if existing else report
 
 
 async def _open_store(backend: str, target: str) -> MemoryStore:
@@ -182,6 +200,7 @@ async def _sqlite(
 ) -> dict[str, Any]:  # fmt: skip
     store = SqliteMemoryStore.open(path)
     db = store.database
+    per_user = max(1, facts // users)
     now = time.time()
     placeholders = ", ".join("?" * len(FACT_COLUMNS))
     sql = f"INSERT INTO memory_facts ({', '.join(FACT_COLUMNS)}) VALUES ({placeholders})"
@@ -209,6 +228,9 @@ async def _sqlite(
             runs[name] = await _writes(service, users, count, name, concurrency)
             say(f"sqlite: journal_mode={journal} synchronous={sync} x{concurrency}: {runs[name]}")
         await db.run(lambda c: _pragmas(c, "wal", "normal"))
+        name = "wal_normal_existing_keys"
+        runs[name] = await _writes(service, users, writes, name, existing=per_user)
+        say(f"sqlite: writes to existing keys: {runs[name]}")
     finally:
         await service.close()
     if processes > 1:
@@ -242,6 +264,7 @@ async def _postgres(
 
     from hermes_desk.memory.postgres_store import PostgresMemoryStore
 
+    per_user = max(1, facts // users)
     schema = f"bench_{uuid.uuid4().hex[:10]}"
     admin = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
     await admin.execute(f"CREATE SCHEMA {schema}")
@@ -281,6 +304,10 @@ async def _postgres(
                 for concurrency in (1, 8):
                     name = f"synchronous_commit_{'on' if sync_commit else 'off'}_x{concurrency}"
                     runs[name] = await _writes(service, users, writes, name, concurrency)
+                    say(f"postgres: {name}: {runs[name]}")
+                if not sync_commit:
+                    name = "synchronous_commit_off_x1_existing_keys"
+                    runs[name] = await _writes(service, users, writes, name, existing=per_user)
                     say(f"postgres: {name}: {runs[name]}")
             finally:
                 await service.close()

@@ -2,14 +2,15 @@
 
 The only module that imports psycopg. A planner's operations are applied by one server-side
 function (``memory_apply``, created by a migration), so a write is one statement whatever the
-plan. ``write`` is optimistic: it reads the key's active fact (one autocommit statement), plans,
-then calls ``memory_write``, which takes the key's advisory lock, checks under ``FOR UPDATE``
-that the active fact is still the one that was read (id and row version ``xmin``) and applies
-the operations, all in that statement's own transaction. If another writer got there first it
-fails with a serialization failure (or a unique violation on the active-key index) and the write
-is planned again; after a few lost races it falls back to a transaction that holds the advisory
-lock from read to commit. Sweeps skip rows another worker holds, so several processes can write
-and sweep at once.
+plan. ``write`` is optimistic and autocommit: it plans against the active fact it believes
+current (none at first) and calls ``memory_write``, which takes the key's advisory lock, checks
+under ``FOR UPDATE`` that the active fact is still that one (id and row version ``xmin``) and
+applies the operations, all in that statement's own transaction; otherwise it applies nothing
+and returns the active fact, and the write is planned again with it. A new key costs one round
+trip, an existing one two. A concurrent insert of the same key shows up as a unique violation
+on the active-key index and is handled the same way; after a few lost races the write falls
+back to a transaction that holds the advisory lock from read to commit. Sweeps skip rows another
+worker holds, so several processes can write and sweep at once.
 """
 
 from __future__ import annotations
@@ -111,21 +112,27 @@ MIGRATIONS = (
 
         CREATE OR REPLACE FUNCTION memory_write(
             p_tenant text, p_user text, p_key text, p_seen text, p_ops jsonb
-        ) RETURNS void
+        ) RETURNS jsonb
         LANGUAGE plpgsql AS $$
         DECLARE
-            current_row text;
+            cur_id text;
+            cur_seen text;
+            cur_row jsonb;
         BEGIN
             PERFORM pg_advisory_xact_lock(
                 hashtextextended(p_tenant || chr(31) || p_user || chr(31) || p_key, 0));
-            SELECT id || ':' || xmin::text INTO current_row FROM memory_facts
+            SELECT id, id || ':' || xmin::text INTO cur_id, cur_seen FROM memory_facts
             WHERE tenant = p_tenant AND user_id = p_user AND key = p_key AND status = 'active'
             FOR UPDATE;
-            IF current_row IS DISTINCT FROM p_seen THEN
-                RAISE EXCEPTION 'the active memory fact changed since it was read'
-                    USING ERRCODE = 'serialization_failure';
+            IF cur_seen IS DISTINCT FROM p_seen THEN
+                -- not applied: hand back the active fact so the caller can plan again
+                SELECT to_jsonb(f) || jsonb_build_object(
+                    'value', f.value::text, 'history', f.history::text, 'seen', cur_seen)
+                INTO cur_row FROM memory_facts f WHERE f.id = cur_id;
+                RETURN jsonb_build_object('row', cur_row);
             END IF;
             PERFORM memory_apply(p_ops);
+            RETURN NULL;
         END $$;
         """,
     ),
@@ -144,13 +151,13 @@ _TAG_SELECT = (
     " reviewed_at FROM memory_tags"
 )
 _MIGRATION_LOCK = 0x6D656D6F  # "memo": one migrator at a time
-_OPTIMISTIC_TRIES = 3  # then the locking path, so a hot key cannot starve a writer
+_OPTIMISTIC_TRIES = 4  # then the locking path, so a hot key cannot starve a writer
 
 
-def _errors() -> Any:
-    import psycopg.errors
+def _race_errors() -> tuple[type[Exception], ...]:
+    from psycopg import errors
 
-    return psycopg.errors
+    return (errors.SerializationFailure, errors.UniqueViolation)
 
 
 def _pool_module() -> Any:
@@ -263,29 +270,39 @@ class PostgresMemoryStore:
         return applied
 
     async def write(self, tenant: str, user_id: str, key: str, plan: WritePlan) -> Outcome:
-        # Two autocommit statements and no BEGIN/COMMIT in the common case; ``plan`` is pure, so
-        # running it again after a lost race is safe.
-        errors = _errors()
-        race = (errors.SerializationFailure, errors.UniqueViolation)
+        # The first attempt plans for "no active fact yet": a new key is then one statement, and
+        # an existing one costs the same two round trips as a read first, since memory_write
+        # hands back the active fact instead of applying. ``plan`` is pure, so running it again
+        # is safe.
+        race = _race_errors()
         params = (tenant, user_id, key)
+        current: Fact | None = None
+        seen: str | None = None
         async with self._pool.connection() as conn:
             for _ in range(_OPTIMISTIC_TRIES):
-                cur = await conn.execute(_ACTIVE_OF_KEY, params)
-                row = await cur.fetchone()
-                outcome = plan(fact_from_row(row) if row else None)
-                seen = row["seen"] if row else None
+                outcome = plan(current)
                 try:
-                    await conn.execute(_WRITE, (*params, seen, _ops_json(outcome)))
-                except race:
-                    continue
-                return outcome
-            async with conn.transaction():
+                    cur = await conn.execute(_WRITE, (*params, seen, _ops_json(outcome)))
+                    answer = await cur.fetchone()
+                except race:  # a concurrent insert of the key committed first
+                    cur = await conn.execute(_ACTIVE_OF_KEY, params)
+                    answer = {"memory_write": {"row": await cur.fetchone()}}
+                assert answer is not None
+                if answer["memory_write"] is None:
+                    return outcome
+                row = answer["memory_write"]["row"]
+                current = fact_from_row(row) if row else None
+                seen = row["seen"] if row else None
+            async with conn.transaction():  # contention: hold the key from read to commit
                 await _lock_key(conn, tenant, user_id, key)
                 cur = await conn.execute(_ACTIVE_OF_KEY + " FOR UPDATE", params)
                 row = await cur.fetchone()
                 outcome = plan(fact_from_row(row) if row else None)
                 seen = row["seen"] if row else None
-                await conn.execute(_WRITE, (*params, seen, _ops_json(outcome)))
+                cur = await conn.execute(_WRITE, (*params, seen, _ops_json(outcome)))
+                answer = await cur.fetchone()
+                if answer is None or answer["memory_write"] is not None:
+                    raise BackendError("memory write: the locked fact changed")  # cannot happen
                 return outcome
 
     async def change(self, tenant: str, user_id: str, fact_id: str, plan: ChangePlan) -> Outcome:
