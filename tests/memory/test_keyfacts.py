@@ -119,4 +119,17 @@ def test_filter_quality_on_the_packs_labelled_set(keyfacts: KeyFactFilter) -> No
     assert len(rows) >= 150 and {r["lang"] for r in rows} == {"zh", "en"}
     report = evaluate_filter(keyfacts, rows)
     assert report["all"]["precision"] >= 0.85
-    assert report["all"]["recall"] >= 0.65
+    assert report["all"]["recall"] >= 0.72  # 0.77 measured after the English lexicon update
+    assert report["en"]["precision"] >= 0.85 and report["en"]["recall"] >= 0.65
+
+
+def test_a_word_yaml_reads_as_a_boolean_is_refused() -> None:
+    import yaml
+
+    from hermes_desk.errors import PackError
+
+    data = yaml.safe_load("signals: {negation: {en: {words: [not, no, never]}}}")
+    with pytest.raises(PackError, match="quote"):
+        KeyFactFilter.from_dict(data)
+    quoted = yaml.safe_load('signals: {negation: {en: {words: [not, "no", never]}}}')
+    assert KeyFactFilter.from_dict(quoted).signals_in("no refund") == ("negation",)

@@ -241,7 +241,13 @@ def _build_signal(name: str, raw: Any, file: str) -> _Signal:
     for lang, lexicon in raw.items():
         if not isinstance(lexicon, Mapping):
             raise PackError("lexicon must be a mapping", file=file, item=f"{name}.{lang}")
-        words = [str(w).lower() for w in lexicon.get("words") or []]
+        raw_words = [*(lexicon.get("words") or []), *(lexicon.get("exclude") or [])]
+        if bad := [w for w in raw_words if not isinstance(w, str)]:
+            # YAML reads a bare no/yes/on/off as a boolean: the word would silently vanish
+            raise PackError(
+                f"words must be text, got {bad!r} (quote them)", file=file, item=f"{name}.{lang}"
+            )
+        words = [w.lower() for w in lexicon.get("words") or []]
         latin = all(w.isascii() for w in words)
         if regex := _words_regex(words, latin):
             parts.append(regex)
