@@ -66,6 +66,26 @@ def test_nothing_matches_and_bad_articles_are_refused(kb_dir: Path, tmp_path: Pa
     assert caught.value.details["file"].endswith("bad.md")
 
 
+def test_terms_no_article_has_change_no_score(kb_dir: Path) -> None:
+    # Most bigrams of a question (费怎, 么算) are in no article: searching without them must
+    # give the same articles with the same BM25 scores.
+    kb = KnowledgeBase.from_dir(kb_dir)
+    try:
+        for noisy, plain in [
+            ("运费怎么算呢", "运费"),
+            ("增值税专用发票咋弄", "增值税专用发票"),
+            ("偏远地区怎么收运费呀", "偏远地区运费"),
+        ]:
+            hits = kb.search(noisy, limit=5)
+            assert hits
+            assert [(h.id, h.score) for h in hits] == [
+                (h.id, h.score) for h in kb.search(plain, limit=5)
+            ]
+        assert kb.search("保修咋整") and kb.search("咋整") == []
+    finally:
+        kb.close()
+
+
 @pytest.mark.anyio
 async def test_kb_search_is_a_tool(kb_dir: Path) -> None:
     specs = [s for s in load_tool_specs(PACK / "tools.yaml") if s.name == "kb_search"]

@@ -195,7 +195,9 @@ def run_sessions_bench(
     trimmer.trim(
         _turns(random.Random(0), 4, 0), "预热", 1
     )  # load the segmenter and its IDF table once
+    load = os.getloadavg()[0]
     figures["trim_30_turns"] = _trim_times(trimmer, trim_rounds, seed)
+    figures["trim_30_turns"]["load_avg_1m"] = round(max(load, os.getloadavg()[0]), 2)
     figures["tokenizer"] = counter.name
     return figures
 
