@@ -142,3 +142,12 @@ def test_settings_need_exactly_one_transport() -> None:
         Settings.load(llm={"mcp_servers": [{"name": "x"}]})
     with pytest.raises(ConfigError):
         Settings.load(llm={"mcp_servers": [{"name": "x", "command": ["a"], "url": "http://x"}]})
+
+
+def test_mcp_is_imported_lazily() -> None:
+    code = (
+        "import sys, hermes_desk.tools.mcp_binding, hermes_desk.tools.mcp_server, "
+        "hermes_desk.cli.mcp; print('mcp' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
