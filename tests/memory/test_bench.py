@@ -21,7 +21,7 @@ def test_sqlite_bench_reports_every_figure(tmp_path: Path) -> None:
     assert report["facts"] == 400 and report["notes"]["lookups"] == 30
     assert set(report["writes"]) == {
         "wal_normal", "wal_normal_x4", "wal_full", "delete_normal", "delete_full",
-        "wal_normal_2proc_x4", "wal_normal_existing_keys",
+        "wal_normal_2proc_x4", "wal_normal_existing_keys", "wal_normal_existing_keys_x4",
     }  # fmt: skip
     assert all(run["writes_per_s"] > 0 for run in report["writes"].values())
     assert set(report["wal_speedup_same_synchronous"]) == {"normal", "full"}
@@ -61,6 +61,7 @@ def test_postgres_bench_reports_every_figure(postgres_dsn: str) -> None:
         "synchronous_commit_off_x1", "synchronous_commit_off_x8",
         "synchronous_commit_on_x1", "synchronous_commit_on_x8",
         "synchronous_commit_off_2proc_x4", "synchronous_commit_off_x1_existing_keys",
+        "synchronous_commit_off_x8_existing_keys",
     }  # fmt: skip
     assert report["writes"]["synchronous_commit_off_2proc_x4"]["writes"] == 20
     assert all(run["writes_per_s"] > 0 for run in report["writes"].values())

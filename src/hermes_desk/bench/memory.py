@@ -228,9 +228,10 @@ async def _sqlite(
             runs[name] = await _writes(service, users, count, name, concurrency)
             say(f"sqlite: journal_mode={journal} synchronous={sync} x{concurrency}: {runs[name]}")
         await db.run(lambda c: _pragmas(c, "wal", "normal"))
-        name = "wal_normal_existing_keys"
-        runs[name] = await _writes(service, users, writes, name, existing=per_user)
-        say(f"sqlite: writes to existing keys: {runs[name]}")
+        for concurrency in (1, 4):
+            name = "wal_normal_existing_keys" + (f"_x{concurrency}" if concurrency > 1 else "")
+            runs[name] = await _writes(service, users, writes, name, concurrency, existing=per_user)
+            say(f"sqlite: writes to existing keys x{concurrency}: {runs[name]}")
     finally:
         await service.close()
     if processes > 1:
@@ -305,9 +306,11 @@ async def _postgres(
                     name = f"synchronous_commit_{'on' if sync_commit else 'off'}_x{concurrency}"
                     runs[name] = await _writes(service, users, writes, name, concurrency)
                     say(f"postgres: {name}: {runs[name]}")
-                if not sync_commit:
-                    name = "synchronous_commit_off_x1_existing_keys"
-                    runs[name] = await _writes(service, users, writes, name, existing=per_user)
+                for concurrency in (1, 8) if not sync_commit else ():
+                    name = f"synchronous_commit_off_x{concurrency}_existing_keys"
+                    runs[name] = await _writes(
+                        service, users, writes, name, concurrency, existing=per_user
+                    )
                     say(f"postgres: {name}: {runs[name]}")
             finally:
                 await service.close()

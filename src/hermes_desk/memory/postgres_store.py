@@ -176,16 +176,17 @@ async def _lock_key(conn: AsyncConnection[Any], tenant: str, user_id: str, key: 
     )
 
 
-def _ops_json(outcome: Outcome) -> str:
-    """The plan's operations as the JSON array ``memory_apply`` takes (one parameter)."""
+def _ops_json(*outcomes: Outcome) -> str:
+    """The plans' operations, in order, as the JSON array ``memory_apply`` takes."""
     ops: list[dict[str, Any]] = []
-    for op in outcome.ops:
-        if isinstance(op, Save):
-            ops.append({"op": "save", "row": op.fact.to_dict()})
-        elif isinstance(op, Delete):
-            ops.append({"op": "delete", "id": op.fact_id})
-        elif isinstance(op, AddTag):
-            ops.append({"op": "tag", "row": op.tag.to_dict()})
+    for outcome in outcomes:
+        for op in outcome.ops:
+            if isinstance(op, Save):
+                ops.append({"op": "save", "row": op.fact.to_dict()})
+            elif isinstance(op, Delete):
+                ops.append({"op": "delete", "id": op.fact_id})
+            elif isinstance(op, AddTag):
+                ops.append({"op": "tag", "row": op.tag.to_dict()})
     return json.dumps(ops, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -362,11 +363,9 @@ class PostgresMemoryStore:
                 " ORDER BY valid_until LIMIT %s FOR UPDATE SKIP LOCKED",
                 (now, limit),
             )
-            done: list[Outcome] = []
-            for row in await cur.fetchall():
-                outcome = plan(fact_from_row(row))
-                if outcome is not None:
-                    done.append(await _apply(conn, outcome))
+            done = [o for row in await cur.fetchall() if (o := plan(fact_from_row(row)))]
+            if done:  # the whole batch in one statement
+                await conn.execute(_APPLY, (_ops_json(*done),))
             return done
 
     async def tags(self, tenant: str, user_id: str) -> list[LongTermTag]:
