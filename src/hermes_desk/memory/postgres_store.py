@@ -115,24 +115,28 @@ MIGRATIONS = (
         ) RETURNS jsonb
         LANGUAGE plpgsql AS $$
         DECLARE
-            cur_id text;
-            cur_seen text;
-            cur_row jsonb;
+            found record;
         BEGIN
-            PERFORM pg_advisory_xact_lock(
-                hashtextextended(p_tenant || chr(31) || p_user || chr(31) || p_key, 0));
-            SELECT id, id || ':' || xmin::text INTO cur_id, cur_seen FROM memory_facts
-            WHERE tenant = p_tenant AND user_id = p_user AND key = p_key AND status = 'active'
-            FOR UPDATE;
-            IF cur_seen IS DISTINCT FROM p_seen THEN
-                -- not applied: hand back the active fact so the caller can plan again
-                SELECT to_jsonb(f) || jsonb_build_object(
-                    'value', f.value::text, 'history', f.history::text, 'seen', cur_seen)
-                INTO cur_row FROM memory_facts f WHERE f.id = cur_id;
-                RETURN jsonb_build_object('row', cur_row);
+            -- a plain read first: handing back a changed fact takes no lock and no xid
+            SELECT f AS fact, f.id || ':' || f.xmin::text AS seen INTO found FROM memory_facts f
+            WHERE tenant = p_tenant AND user_id = p_user AND key = p_key AND status = 'active';
+            IF found.seen IS NOT DISTINCT FROM p_seen THEN
+                PERFORM pg_advisory_xact_lock(
+                    hashtextextended(p_tenant || chr(31) || p_user || chr(31) || p_key, 0));
+                SELECT f AS fact, f.id || ':' || f.xmin::text AS seen INTO found
+                FROM memory_facts f
+                WHERE tenant = p_tenant AND user_id = p_user AND key = p_key
+                    AND status = 'active'
+                FOR UPDATE;
+                IF found.seen IS NOT DISTINCT FROM p_seen THEN
+                    PERFORM memory_apply(p_ops);
+                    RETURN NULL;
+                END IF;
             END IF;
-            PERFORM memory_apply(p_ops);
-            RETURN NULL;
+            -- not applied: hand back the active fact so the caller can plan again
+            RETURN jsonb_build_object('row', to_jsonb(found.fact) || jsonb_build_object(
+                'value', (found.fact).value::text, 'history', (found.fact).history::text,
+                'seen', found.seen));
         END $$;
         """,
     ),
