@@ -171,19 +171,19 @@ class Assistant:
         results: dict[str, ToolResult] = {}
         view: WorkflowView | None = None
         if not intent.out_of_scope:
-            view = await self._workflow(tenant, user, session, intent, slots, found, outcome)
+            view = await self._workflow(
+                tenant, user, session, intent, slots, found, outcome, text
+            )
             if view is None and not outcome.missing_slots:
                 results = await self._call_tools(session, user, intent, slots, text, turn_index)
         elif self.workflows is not None:
-            view = await self._feed_waiting(tenant, session, found)
+            view = await self._feed_waiting(tenant, session, found, text)
 
         for name, result in results.items():
             outcome.tool_calls.append(_tool_view(name, result))
             call_id = f"{session.id}:{turn_index}:{name}"
             session.turns.append(Turn("agent", f"call {name}", tool_call_id=call_id, name=name))
-            session.turns.append(
-                Turn("tool", _short(result), tool_call_id=call_id, name=name)
-            )
+            session.turns.append(Turn("tool", _short(result), tool_call_id=call_id, name=name))
 
         notes = await self.memory.notes(tenant, user)
         outcome.notes = [n.to_dict() for n in notes]
@@ -231,10 +231,11 @@ class Assistant:
         slots: dict[str, Any],
         found: dict[str, Any],
         outcome: TurnOutcome,
+        text: str,
     ) -> WorkflowView | None:
         if self.workflows is None:
             return None
-        waiting = await self._feed_waiting(tenant, session, found)
+        waiting = await self._feed_waiting(tenant, session, found, text)
         if waiting is not None or not intent.workflow:
             return waiting
         definition = self.pack.workflows[intent.workflow]
@@ -251,19 +252,27 @@ class Assistant:
         )
 
     async def _feed_waiting(
-        self, tenant: str, session: Session, found: Mapping[str, Any]
+        self, tenant: str, session: Session, found: Mapping[str, Any], text: str
     ) -> WorkflowView | None:
         """A workflow of this session waiting for the customer gets the slot this turn brings."""
         if self.workflows is None:
             return None
         waiting = await self.workflows.find_waiting(session.id)
-        if waiting is None:
-            return None
-        if waiting.waiting_for and waiting.waiting_for in found:
-            return await self.workflows.provide_input(
-                waiting.id, {waiting.waiting_for: found[waiting.waiting_for]}, tenant=tenant
-            )
-        return waiting
+        if waiting is None or not waiting.waiting_for:
+            return waiting
+        slot = waiting.waiting_for
+        value = found.get(slot)
+        if value is None:
+            value = _value_for_schema(text, self._slot_schema(slot))
+        if value is None:
+            return waiting
+        return await self.workflows.provide_input(waiting.id, {slot: value}, tenant=tenant)
+
+    def _slot_schema(self, slot: str) -> Mapping[str, Any] | None:
+        for intent in self.pack.intents.values():
+            if slot in intent.slots:
+                return intent.slots[slot]
+        return None
 
     # -- tools -------------------------------------------------------------------------------
 
@@ -320,16 +329,32 @@ class Assistant:
         shown = dict(slots)
         if isinstance(slots.get("phone"), str):
             shown["phone_tail"] = slots["phone"][-4:]
+        outputs: dict[str, Any] = {}
+        if view is not None:  # a workflow's step results read like tool results in templates
+            outputs.update({s.tool: s.output for s in view.steps if s.tool and s.output is not None})
+        outputs.update({n: r.result for n, r in results.items() if r.ok})
         return ResponderInput(
             intent=intent.name,
             slots=shown,
-            tool_results={n: r.result for n, r in results.items() if r.ok},
+            tool_results=outputs,
             failed_fallbacks=tuple(r.fallback or "" for r in results.values() if not r.ok),
             notes=tuple(n.text for n in notes),
             workflow_state=view.status if view is not None else None,
             language=language_of(text),
             missing_slots=tuple(missing),
         )
+
+
+def _value_for_schema(text: str, schema: Mapping[str, Any] | None) -> str | None:
+    """The first token of ``text`` that satisfies a slot's anchored ``pattern`` (a code the
+    customer reads out: "验证码是 123456"), for the slot a workflow is waiting for."""
+    if not schema or "pattern" not in schema:
+        return None
+    pattern = re.compile(str(schema["pattern"]))
+    for token in re.findall(r"[A-Za-z0-9]+", text):
+        if pattern.fullmatch(token):
+            return token
+    return None
 
 
 def _state_of(session: Session, threshold: float) -> DialogueState:

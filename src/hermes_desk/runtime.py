@@ -33,12 +33,14 @@ from hermes_desk.memory import (
     VerificationScheduler,
     VerifierRegistry,
 )
+from hermes_desk.nlu import Example as NluExample
 from hermes_desk.nlu import IntentClassifier, SlotExtractor, load_or_train
 from hermes_desk.packs import Pack, load_pack
 from hermes_desk.sessions import (
     Session,
     SessionManager,
     SqliteSessionArchive,
+    Turn,
     build_session_store,
 )
 from hermes_desk.storage import SqliteDatabase
@@ -89,6 +91,7 @@ class Runtime:
     compliance: ComplianceChecker
     responder: Responder
     assistant: Assistant | None = None
+    mcp: Any = None
     _group: anyio.abc.TaskGroup | None = field(default=None, repr=False)
     _closers: list[Callable[[], Awaitable[Any]]] = field(default_factory=list, repr=False)
 
@@ -99,6 +102,13 @@ class Runtime:
 
             store: MemoryStore = await PostgresMemoryStore.open(self.settings.memory.postgres_dsn)
             self.memory.store = store  # closed by memory.close()
+        if self.settings.llm.mcp_servers:
+            from hermes_desk.tools.mcp_binding import McpToolSource
+
+            source = McpToolSource(self.settings.llm.mcp_servers)
+            added = await source.refresh(self.tools.registry)
+            _logger.info("MCP tools: %s; unreachable: %s", added, source.errors)
+            self.mcp = source
         await self.workflows.__aenter__()
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
@@ -140,6 +150,43 @@ class Runtime:
         self.database.close()
 
 
+def _responder(
+    settings: Settings,
+    pack: Pack,
+    tools: ToolExecutor,
+    sessions: SessionManager,
+    sink: FanoutSink,
+    clock: Clock,
+) -> Responder:
+    """Offline only (the default), or the model chain ending in the offline responder."""
+    offline = OfflineResponder(pack.replies)
+    if settings.llm.chain == ["offline"]:
+        return OfflineSuggester(offline)
+    from hermes_desk.llm.factory import build_chain
+    from hermes_desk.llm.responder import ModelResponder
+    from hermes_desk.sessions import build_trimmer
+
+    trimmer = build_trimmer(settings.sessions)
+    budget = settings.sessions.context_budget_tokens
+
+    def history(session: Session) -> list[Turn]:
+        turns = list(session.turns)
+        if not turns:
+            return []
+        *before, current = turns
+        return trimmer.trim(before, current.text, budget).turns
+
+    return ModelResponder(
+        build_chain(settings.llm, offline, events=sink, clock=clock),
+        offline,
+        executor=tools,
+        allowed_tools=lambda intent: pack.intent(intent).tools,
+        intent_descriptions={name: spec.description for name, spec in pack.intents.items()},
+        history=history,
+        max_tool_rounds=settings.llm.max_tool_rounds,
+    )
+
+
 def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
     """Load the pack, train or load the intent model, and wire every module."""
     clock = clock or SystemClock()
@@ -159,7 +206,8 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         archive=SqliteSessionArchive(database),
         events=sink,
     )
-    classifier = load_or_train(pack, settings.nlu, settings.model_dir)
+    examples = [NluExample(e.text, e.intent, dict(e.slots)) for e in pack.examples]
+    classifier = load_or_train(examples, settings.nlu, settings.model_dir)
     slot_extractor = SlotExtractor(clock)
 
     http = httpx.AsyncClient()
@@ -196,7 +244,9 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
     verifiers.register("supports_*", HttpSupportsVerifier(variables["backend_url"], client=http))
 
     async def promote(session: Session, reason: str) -> None:
-        await memory.promote_short_term(session.tenant, session.user, session.id, session.short_term)
+        await memory.promote_short_term(
+            session.tenant, session.user, session.id, session.short_term
+        )
 
     sessions.on_destroy(promote)
 
@@ -217,7 +267,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         memory=memory,
         verifiers=verifiers,
         compliance=ComplianceChecker(pack.compliance),
-        responder=OfflineSuggester(OfflineResponder(pack.replies)),
+        responder=_responder(settings, pack, tools, sessions, sink, clock),
     )
     runtime.assistant = Assistant(
         pack=pack,

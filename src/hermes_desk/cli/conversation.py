@@ -1,4 +1,4 @@
-"""``hermes-desk demo`` and ``hermes-desk chat``: the whole chain in-process, printed turn by turn."""
+"""``hermes-desk demo`` and ``chat``: the whole chain in-process, printed turn by turn."""
 
 from __future__ import annotations
 
