@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI, Request, Response
-from tools_helpers import backend_log, demo_registry, log_mark
+from tests.tools.tools_helpers import backend_log, demo_registry, log_mark
 
 from hermes_desk.api.errors import install_error_handlers
 from hermes_desk.api.routes.tools import router

@@ -7,7 +7,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from tools_helpers import backend_log, demo_registry, fast_settings, log_mark
+from tests.tools.tools_helpers import backend_log, demo_registry, fast_settings, log_mark
 
 from hermes_desk.events import MemorySink
 from hermes_desk.testing import FakeClock

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from tools_helpers import PACK
+from tests.tools.tools_helpers import PACK
 
 from hermes_desk.config import BreakerSettings, ToolSettings
 from hermes_desk.errors import BackendError

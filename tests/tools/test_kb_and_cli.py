@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tools_helpers import PACK
+from tests.tools.tools_helpers import PACK
 from typer.testing import CliRunner
 
 import hermes_desk.tools as tools_pkg

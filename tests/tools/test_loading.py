@@ -8,7 +8,7 @@ from typing import Literal
 
 import pytest
 import yaml
-from tools_helpers import PACK
+from tests.tools.tools_helpers import PACK
 
 from hermes_desk.errors import PackError
 from hermes_desk.tools import (
