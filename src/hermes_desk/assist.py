@@ -171,9 +171,7 @@ class Assistant:
         results: dict[str, ToolResult] = {}
         view: WorkflowView | None = None
         if not intent.out_of_scope:
-            view = await self._workflow(
-                tenant, user, session, intent, slots, found, outcome, text
-            )
+            view = await self._workflow(tenant, user, session, intent, slots, found, outcome, text)
             if view is None and not outcome.missing_slots:
                 results = await self._call_tools(session, user, intent, slots, text, turn_index)
         elif self.workflows is not None:
@@ -331,7 +329,7 @@ class Assistant:
             shown["phone_tail"] = slots["phone"][-4:]
         outputs: dict[str, Any] = {}
         if view is not None:  # a workflow's step results read like tool results in templates
-            outputs.update({s.tool: s.output for s in view.steps if s.tool and s.output is not None})
+            outputs.update({s.tool: s.output for s in view.steps if s.tool and s.output})
         outputs.update({n: r.result for n, r in results.items() if r.ok})
         return ResponderInput(
             intent=intent.name,
@@ -351,10 +349,8 @@ def _value_for_schema(text: str, schema: Mapping[str, Any] | None) -> str | None
     if not schema or "pattern" not in schema:
         return None
     pattern = re.compile(str(schema["pattern"]))
-    for token in re.findall(r"[A-Za-z0-9]+", text):
-        if pattern.fullmatch(token):
-            return token
-    return None
+    tokens: list[str] = re.findall(r"[A-Za-z0-9]+", text)
+    return next((token for token in tokens if pattern.fullmatch(token)), None)
 
 
 def _state_of(session: Session, threshold: float) -> DialogueState:

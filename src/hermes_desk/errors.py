@@ -10,11 +10,11 @@
     │   ├── NotFoundError           unknown id, or an id that belongs to someone else
     │   ├── ConflictError           the request clashes with the current state (closed session)
     │   └── MissingExtraError       an optional dependency is not installed (names the extra)
-    ├── FailureError                something outside us failed; ``retryable`` says if a retry may help
+    ├── FailureError                something outside failed; ``retryable``: may a retry help
     │   ├── BackendError            a business system, store or model answered badly
     │   ├── BackendTimeoutError     it did not answer in time
     │   └── BackendUnavailableError it cannot be reached (connection refused, breaker open)
-    └── Signal                      not a failure: control flow a workflow or turn must honour
+    └── Signal                      not a failure: control flow a turn must honour
         ├── NeedsCustomerInput      wait for the customer to bring a slot
         └── EscalateToHuman         hand the conversation to a person
 

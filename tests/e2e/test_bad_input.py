@@ -70,9 +70,7 @@ def test_unknown_foreign_and_closed_sessions(service: Service) -> None:
     _error(service.client.post("/v1/sessions/ses_nope/turns", json=turn), 404, "not found")
     foreign = {"user_id": "u1002", "text": "订单202405201234到哪了"}
     _error(service.client.post(f"/v1/sessions/{sid}/turns", json=foreign), 404, "not found")
-    _error(
-        service.client.get(f"/v1/sessions/{sid}", params={"user_id": "u1002"}), 404, "not found"
-    )
+    _error(service.client.get(f"/v1/sessions/{sid}", params={"user_id": "u1002"}), 404, "not found")
     _error(
         service.client.delete(f"/v1/sessions/{sid}", params={"user_id": "u1002"}),
         404,
@@ -98,34 +96,37 @@ def test_session_create_validation(service: Service) -> None:
 
 def test_api_keys_separate_tenants(tmp_path: Path, backend_url: str) -> None:
     settings = make_settings(tmp_path, backend_url, api_keys={"key-a": "acme", "key-b": "globex"})
-    with serve_in_thread(create_app(settings), startup_timeout_s=60) as url:
-        with httpx.Client(base_url=url) as client:
-            _error(client.post("/v1/sessions", json={"user_id": "u1001"}), 401, "API key")
-            wrong = {"x-api-key": "nope"}
-            _error(client.post("/v1/sessions", json={"user_id": "u1001"}, headers=wrong), 401, "")
-            a = {"x-api-key": "key-a"}
-            b = {"authorization": "Bearer key-b"}
-            sid = client.post("/v1/sessions", json={"user_id": "u1001"}, headers=a).json()[
-                "session_id"
-            ]
-            seen_by_b = client.get(
-                f"/v1/sessions/{sid}", params={"user_id": "u1001"}, headers=b
-            )
-            _error(seen_by_b, 404, "not found")
-            assert client.get("/healthz").status_code == 200, "health needs no key"
+    a = {"x-api-key": "key-a"}
+    b = {"authorization": "Bearer key-b"}
+    with (
+        serve_in_thread(create_app(settings), startup_timeout_s=60) as url,
+        httpx.Client(base_url=url) as client,
+    ):
+        _error(client.post("/v1/sessions", json={"user_id": "u1001"}), 401, "API key")
+        wrong = {"x-api-key": "nope"}
+        _error(client.post("/v1/sessions", json={"user_id": "u1001"}, headers=wrong), 401, "")
+        created = client.post("/v1/sessions", json={"user_id": "u1001"}, headers=a)
+        sid = created.json()["session_id"]
+        seen_by_b = client.get(f"/v1/sessions/{sid}", params={"user_id": "u1001"}, headers=b)
+        _error(seen_by_b, 404, "not found")
+        seen_by_a = client.get(f"/v1/sessions/{sid}", params={"user_id": "u1001"}, headers=a)
+        assert seen_by_a.status_code == 200
+        assert client.get("/healthz").status_code == 200, "health needs no key"
 
 
 def test_request_time_limit_answers_504(tmp_path: Path, backend_url: str) -> None:
     settings = make_settings(tmp_path, backend_url, request_timeout_s=0.5)
     httpx.put(f"{backend_url}/_faults/get_shipment", json={"latency_ms": 2000})
     try:
-        with serve_in_thread(create_app(settings), startup_timeout_s=60) as url:
-            with httpx.Client(base_url=url, timeout=10) as client:
-                sid = client.post("/v1/sessions", json={"user_id": "u1001"}).json()["session_id"]
-                response = client.post(
-                    f"/v1/sessions/{sid}/turns",
-                    json={"user_id": "u1001", "text": "订单202405201234到哪了"},
-                )
-                _error(response, 504, "did not finish")
+        with (
+            serve_in_thread(create_app(settings), startup_timeout_s=60) as url,
+            httpx.Client(base_url=url, timeout=10) as client,
+        ):
+            sid = client.post("/v1/sessions", json={"user_id": "u1001"}).json()["session_id"]
+            response = client.post(
+                f"/v1/sessions/{sid}/turns",
+                json={"user_id": "u1001", "text": "订单202405201234到哪了"},
+            )
+            _error(response, 504, "did not finish")
     finally:
         httpx.delete(f"{backend_url}/_faults")

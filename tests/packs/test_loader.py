@@ -109,7 +109,7 @@ def test_bad_training_line_is_refused_with_its_line_number(pack_copy: Path) -> N
 
 def test_missing_file_and_unknown_pack_are_named(pack_copy: Path, tmp_path: Path) -> None:
     (pack_copy / "replies.yaml").unlink()
-    with pytest.raises(PackError, match="replies.yaml: required file is missing"):
+    with pytest.raises(PackError, match=r"replies\.yaml: required file is missing"):
         load_pack(pack_copy)
     with pytest.raises(PackError, match="no such pack"):
         load_pack(tmp_path / "nowhere")

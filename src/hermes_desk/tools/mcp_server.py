@@ -124,6 +124,4 @@ def build_mcp_server(
                 is_async=True,
             )
         )
-    return MCPServer(
-        name, instructions="Hermes Desk customer-service tools.", tools=published
-    )
+    return MCPServer(name, instructions="Hermes Desk customer-service tools.", tools=published)
