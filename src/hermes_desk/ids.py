@@ -10,7 +10,7 @@ import hashlib
 import hmac
 import secrets
 
-__all__ = ["new_id", "session_id", "user_tag", "digest"]
+__all__ = ["digest", "new_id", "session_id", "user_tag"]
 
 _RANDOM_BYTES = 16  # 128 bits, above the 96 the spec requires
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["SessionCreate", "TurnCreate", "USER_ID_PATTERN"]
+__all__ = ["USER_ID_PATTERN", "SessionCreate", "TurnCreate"]
 
 USER_ID_PATTERN = r"^[A-Za-z0-9_.:@-]{1,128}$"
 
