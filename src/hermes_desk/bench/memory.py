@@ -119,12 +119,18 @@ async def _writes(
         for user, candidate in index:
             await service.remember(_TENANT, user, candidate, "ses_bench")
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     async with anyio.create_task_group() as tg:
         for _ in range(concurrency):
             tg.start_soon(worker)
     elapsed = time.perf_counter() - start
-    report = {"writes": count, "concurrency": concurrency, "writes_per_s": round(count / elapsed)}
+    report = {
+        "writes": count,
+        "concurrency": concurrency,
+        "writes_per_s": round(count / elapsed),
+        # this process's CPU (all its threads) per write: tells client-bound from server-bound
+        "client_cpu_us_per_write": round((time.process_time() - cpu) / count * 1e6),
+    }
     return {**report, "keys": "existing"} if existing else report
 
 
