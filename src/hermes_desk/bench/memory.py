@@ -3,10 +3,12 @@
 ``run_memory_bench(backend="sqlite")`` loads ``facts`` facts over ``users`` users in bulk
 (executemany on SQLite, COPY on PostgreSQL), then measures through :class:`MemoryService`:
 notes look-ups (p50/p95/p99 over random users) and single-fact writes per second (each its own
-transaction). On SQLite it measures writes with WAL and with the rollback journal in the same
+transaction), to new keys and to the loaded keys of random users (``*_existing_keys``: reinforce,
+supersede or conflict, which costs a read of the stored fact and an update of a random row of a
+big table). On SQLite it measures writes with WAL and with the rollback journal in the same
 run; on PostgreSQL sequential and concurrent writers. Both also measure ``processes`` worker
-processes writing at once (``concurrency`` writers each, as several API workers would), timed
-from a common start barrier to the last finish. PostgreSQL data goes into a scratch schema that
+processes writing new keys at once (4 writers each, as several API workers would), timed from a
+common start barrier to the last finish. PostgreSQL data goes into a scratch schema that
 is dropped at the end. ``evaluate_keyfacts`` measures the key-fact filter on a labelled set.
 """
 
