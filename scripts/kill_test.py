@@ -3,9 +3,9 @@
     .venv/bin/python scripts/kill_test.py -n 100 [--service-cmd "hermes-desk serve --port {port}"]
 
 It starts the demo backend (``python -m demo_backend``) with latency on every step so kills land
-mid-step, and the workflow service (by default ``python -m hermes_desk.workflows.worker`` with
-SQLite snapshots on disk; ``--service-cmd`` switches to another command, ``{port}``, ``{db}`` and
-``{backend}`` are filled in). It begins N workflows (half password reset, half return/refund),
+mid-step, and the Hermes Desk service itself (``python -m hermes_desk serve``, data directory —
+SQLite snapshots included — in the work folder; ``--service-cmd`` switches to another command,
+``{port}``, ``{workdir}`` and ``{backend}`` are filled in). It begins N workflows (half password reset, half return/refund),
 plays the customer (reads the SMS code from the backend's outbox and sends it back), and kills the
 service with SIGKILL every ``--kill-min``..``--kill-max`` seconds, restarting it each time.
 
@@ -59,14 +59,16 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def wait_up(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 30) -> None:
+async def wait_up(
+    url: str, proc: subprocess.Popen[bytes], path: str = "/healthz", timeout_s: float = 60
+) -> None:
     deadline = time.monotonic() + timeout_s
     async with httpx.AsyncClient() as client:
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 raise RuntimeError(f"{proc.args} exited with {proc.returncode}")
             try:
-                if (await client.get(url + "/health", timeout=1)).status_code == 200:
+                if (await client.get(url + path, timeout=1)).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
@@ -75,8 +77,8 @@ async def wait_up(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 30
 
 
 class Service:
-    def __init__(self, cmd: str, port: int, db: Path, backend: str, log: Path) -> None:
-        self.argv = shlex.split(cmd.format(port=port, db=db, backend=backend))
+    def __init__(self, cmd: str, port: int, workdir: Path, backend: str, log: Path) -> None:
+        self.argv = shlex.split(cmd.format(port=port, workdir=workdir, backend=backend))
         self.url = f"http://127.0.0.1:{port}"
         self.log = log
         self.proc: subprocess.Popen[bytes] | None = None
@@ -84,7 +86,7 @@ class Service:
         self.up = asyncio.Event()
 
     async def start(self) -> None:
-        with self.log.open("ab") as out:  # the environment carries HERMES_SERVICE__BACKEND_URL
+        with self.log.open("ab") as out:  # the environment carries the backend URL and data dir
             self.proc = subprocess.Popen(self.argv, stdout=out, stderr=out, cwd=ROOT)  # noqa: ASYNC220
         await wait_up(self.url, self.proc)
         self.starts += 1
@@ -168,11 +170,12 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         [sys.executable, "-m", "demo_backend", "--port", str(backend_port), "--seed", "7"],
         stdout=backend_log, stderr=backend_log, cwd=ROOT,
     )  # fmt: skip
-    service = Service(args.service_cmd, service_port, work / "workflows.db", backend_url,
+    service = Service(args.service_cmd, service_port, work, backend_url,
                       work / "service.log")  # fmt: skip
     os.environ["HERMES_SERVICE__BACKEND_URL"] = backend_url
+    os.environ["HERMES_SERVICE__DATA_DIR"] = str(work / "data")
     try:
-        await wait_up(backend_url, backend)
+        await wait_up(backend_url, backend, "/health")
         async with httpx.AsyncClient() as client:
             for name, ms in LATENCY_MS.items():
                 await client.put(f"{backend_url}/_faults/{name}", json={"latency_ms": ms})
@@ -238,8 +241,7 @@ def main() -> int:
     parser.add_argument("--workdir", default=None)
     parser.add_argument(
         "--service-cmd",
-        default=f"{sys.executable} -m hermes_desk.workflows.worker --port {{port}} --db {{db}}"
-        " --backend-url {backend}",
+        default=f"{sys.executable} -m hermes_desk serve --port {{port}}",
     )
     args = parser.parse_args()
     report = asyncio.run(main_async(args))

@@ -18,6 +18,7 @@ from hermes_desk.compliance import ComplianceChecker
 from hermes_desk.errors import ConflictError, ValidationError
 from hermes_desk.events import Event, EventSink, MemorySink
 from hermes_desk.llm.messages import ResponderInput
+from hermes_desk.llm.slots import ModelSlotChannel
 from hermes_desk.memory import MemoryService, Note
 from hermes_desk.nlu import OOS, DialogueState, IntentClassifier, SlotExtractor
 from hermes_desk.packs import IntentSpec, Pack
@@ -109,6 +110,7 @@ class Assistant:
         clock: Clock,
         oos_threshold: float,
         max_text_chars: int,
+        model_slots: ModelSlotChannel | None = None,
     ) -> None:
         self.pack = pack
         self.sessions = sessions
@@ -124,6 +126,7 @@ class Assistant:
         self.clock = clock
         self.oos_threshold = oos_threshold
         self.max_text_chars = max_text_chars
+        self.model_slots = model_slots
 
     async def turn(
         self, tenant: str, user: str, session_id: str, text: str, *, speaker: Speaker = "customer"
@@ -145,9 +148,20 @@ class Assistant:
         resolved = state.resolve(text, prediction)
         intent = self.pack.intent(resolved.intent)
         found = self.slots.extract(text)
+        nlu_ms = (time.perf_counter() - perf) * 1000
+        if self.model_slots is not None and intent.slots and not intent.out_of_scope:
+            # Second channel: the model's slots, each checked against the intent's schema;
+            # deterministic, format-checked values win.
+            proposed = await self.model_slots.extract(
+                text,
+                intent=intent.name,
+                schema=intent.slots,
+                language=language_of(text),
+                request_id=session.id,
+            )
+            found = {**proposed.slots, **found}
         state.update_slots(found)
         slots = state.slots_for(intent.slots)
-        nlu_ms = (time.perf_counter() - perf) * 1000
 
         key_facts = self.memory.extract(text, intent=intent.name, slots=slots)
         _keep_short_term(session, key_facts)

@@ -221,12 +221,30 @@ class Settings(BaseSettings):
 
     @classmethod
     def load(cls, path: str | Path | None = None, **overrides: Any) -> Settings:
-        """Build settings from the environment and an optional YAML file, or raise ConfigError."""
+        """Build settings from the environment and an optional YAML file, or raise ConfigError.
+
+        Precedence, highest first: ``overrides``, ``HERMES_*`` variables, the YAML file (``path``
+        or ``HERMES_CONFIG``), the defaults.
+        """
+        target: type[Settings] = cls
+        if path is not None:
+            yaml_path = Path(path)
+
+            class _FromFile(cls):  # type: ignore[valid-type,misc]
+                @classmethod
+                def settings_customise_sources(
+                    cls,
+                    settings_cls: type[BaseSettings],
+                    init_settings: PydanticBaseSettingsSource,
+                    env_settings: PydanticBaseSettingsSource,
+                    dotenv_settings: PydanticBaseSettingsSource,
+                    file_secret_settings: PydanticBaseSettingsSource,
+                ) -> tuple[PydanticBaseSettingsSource, ...]:
+                    return (init_settings, env_settings, _YamlSource(settings_cls, yaml_path))
+
+            target = _FromFile
         try:
-            if path is not None:
-                yaml_values = _YamlSource(cls, Path(path))()
-                return cls(**{**yaml_values, **overrides})
-            return cls(**overrides)
+            return target(**overrides)
         except PydanticValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()

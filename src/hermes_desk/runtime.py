@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 import httpx
 
 from hermes_desk.assist import Assistant, Responder
@@ -24,6 +25,7 @@ from hermes_desk.config import Settings
 from hermes_desk.events import FanoutSink, LoggingSink, MemorySink
 from hermes_desk.llm.messages import ResponderInput
 from hermes_desk.llm.offline import OfflineResponder
+from hermes_desk.llm.slots import ModelSlotChannel
 from hermes_desk.memory import (
     HttpSupportsVerifier,
     KeyFactFilter,
@@ -109,6 +111,11 @@ class Runtime:
             added = await source.refresh(self.tools.registry)
             _logger.info("MCP tools: %s; unreachable: %s", added, source.errors)
             self.mcp = source
+        if self.settings.llm.chain != ["offline"]:
+            from hermes_desk.llm.litellm_model import import_litellm
+
+            # LiteLLM takes seconds to import: pay it at start, not in the first customer turn.
+            await anyio.to_thread.run_sync(import_litellm)
         await self.workflows.__aenter__()
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
@@ -150,22 +157,23 @@ class Runtime:
         self.database.close()
 
 
-def _responder(
+def _model_side(
     settings: Settings,
     pack: Pack,
     tools: ToolExecutor,
-    sessions: SessionManager,
     sink: FanoutSink,
     clock: Clock,
-) -> Responder:
-    """Offline only (the default), or the model chain ending in the offline responder."""
+) -> tuple[Responder, ModelSlotChannel | None, Callable[[], Awaitable[Any]] | None]:
+    """Offline only (the default), or the model chain ending in the offline responder, which
+    also serves as the second slot channel."""
     offline = OfflineResponder(pack.replies)
     if settings.llm.chain == ["offline"]:
-        return OfflineSuggester(offline)
+        return OfflineSuggester(offline), None, None
     from hermes_desk.llm.factory import build_chain
     from hermes_desk.llm.responder import ModelResponder
     from hermes_desk.sessions import build_trimmer
 
+    chain = build_chain(settings.llm, offline, events=sink, clock=clock)
     trimmer = build_trimmer(settings.sessions)
     budget = settings.sessions.context_budget_tokens
 
@@ -176,8 +184,8 @@ def _responder(
         *before, current = turns
         return trimmer.trim(before, current.text, budget).turns
 
-    return ModelResponder(
-        build_chain(settings.llm, offline, events=sink, clock=clock),
+    responder = ModelResponder(
+        chain,
         offline,
         executor=tools,
         allowed_tools=lambda intent: pack.intent(intent).tools,
@@ -185,6 +193,7 @@ def _responder(
         history=history,
         max_tool_rounds=settings.llm.max_tool_rounds,
     )
+    return responder, ModelSlotChannel(chain, events=sink, clock=clock), chain.aclose
 
 
 def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
@@ -250,6 +259,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
 
     sessions.on_destroy(promote)
 
+    responder, model_slots, close_chain = _model_side(settings, pack, tools, sink, clock)
     runtime = Runtime(
         settings=settings,
         clock=clock,
@@ -267,7 +277,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         memory=memory,
         verifiers=verifiers,
         compliance=ComplianceChecker(pack.compliance),
-        responder=_responder(settings, pack, tools, sessions, sink, clock),
+        responder=responder,
     )
     runtime.assistant = Assistant(
         pack=pack,
@@ -284,5 +294,8 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         clock=clock,
         oos_threshold=settings.nlu.oos_threshold,
         max_text_chars=settings.service.max_text_chars,
+        model_slots=model_slots,
     )
+    if close_chain is not None:
+        runtime._closers.append(close_chain)
     return runtime

@@ -59,3 +59,24 @@ def test_invalid_settings_name_the_field(tmp_path: Path, text: str, fragment: st
 def test_missing_settings_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not found"):
         Settings.load(tmp_path / "absent.yaml")
+
+
+def test_environment_wins_over_the_yaml_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "hermes.yaml"
+    path.write_text("sessions:\n  idle_ttl_s: 120\n  sweep_interval_s: 5\n")
+    monkeypatch.setenv("HERMES_SESSIONS__IDLE_TTL_S", "60")
+    settings = Settings.load(path)
+    assert settings.sessions.idle_ttl_s == 60
+    assert settings.sessions.sweep_interval_s == 5
+    assert Settings.load(path, sessions={"idle_ttl_s": 30}).sessions.idle_ttl_s == 30
+
+
+def test_hermes_config_variable_names_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "hermes.yaml"
+    path.write_text("nlu:\n  oos_threshold: 0.7\n")
+    monkeypatch.setenv("HERMES_CONFIG", str(path))
+    assert Settings.load().nlu.oos_threshold == 0.7

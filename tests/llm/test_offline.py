@@ -123,3 +123,22 @@ async def test_is_a_chat_model() -> None:
     assert slots.content == "{}"
     bare = await r.complete([Message.user("你好")])
     assert bare.content and "帮您" in bare.content
+
+
+def test_a_star_in_a_field_joins_every_item_of_a_list() -> None:
+    from hermes_desk.llm.messages import ResponderInput
+    from hermes_desk.llm.offline import OfflineResponder
+
+    responder = OfflineResponder(
+        {"payment_methods": {"ok": "可用：{list_payment_methods.methods.*.label}。"}}
+    )
+    methods = {"methods": [{"label": "支付宝"}, {"label": "微信支付"}, {"type": "x"}]}
+    facts = ResponderInput(intent="payment_methods", tool_results={"list_payment_methods": methods})
+    assert responder.reply(facts) == "可用：支付宝、微信支付。"
+    english = {"methods": [{"label": "Card"}, {"label": "PayPal"}]}
+    facts = ResponderInput(intent="payment_methods", tool_results={"list_payment_methods": english})
+    assert responder.reply(facts) == "可用：Card, PayPal。"
+    empty = ResponderInput(
+        intent="payment_methods", tool_results={"list_payment_methods": {"methods": []}}
+    )
+    assert "支付宝" not in responder.reply(empty)

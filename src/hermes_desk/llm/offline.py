@@ -13,7 +13,8 @@ Templates are ``str.format`` strings per intent and situation::
         tool_failed: "{fallback}"
 
 Fields are slots (``{order_id}``), tool results by tool name with dotted paths
-(``{get_shipment.eta}``, list items by index: ``{list_payment_methods.methods.0.name}``),
+(``{get_shipment.eta}``, list items by index: ``{list_payment_methods.methods.0.label}``, all
+items joined: ``{list_payment_methods.methods.*.label}``),
 ``{fallback}``, ``{notes}``, ``{intent}`` and ``{missing_slots}``. A template with a field that
 cannot be resolved is passed over for the next candidate situation; if none resolves fully, the
 first one is rendered with a placeholder. A template may also be a ``{language: text}`` mapping.
@@ -124,8 +125,21 @@ def _lookup(fields: Mapping[str, Any], path: str) -> Any:
     head, _, rest = path.partition(".")
     if head not in fields:
         return None
-    value: Any = fields[head]
-    for part in rest.split(".") if rest else ():
+    return _resolve(fields[head], rest.split(".") if rest else [])
+
+
+def _resolve(value: Any, parts: Sequence[str]) -> Any:
+    """Follow a dotted path; ``*`` maps the rest of the path over a list and joins the values
+    (``{list_payment_methods.methods.*.label}`` → "支付宝、微信支付")."""
+    for index, part in enumerate(parts):
+        if part == "*":
+            if not isinstance(value, (list, tuple)):
+                return None
+            items = [_resolve(item, parts[index + 1 :]) for item in value]
+            texts = [str(item) for item in items if item is not None]
+            if not texts:
+                return None
+            return ("、" if any(_has_cjk(t) for t in texts) else ", ").join(texts)
         value = _step(value, part)
         if value is None:
             return None
