@@ -5,9 +5,10 @@
 It starts the demo backend (``python -m demo_backend``) with latency on every step so kills land
 mid-step, and the Hermes Desk service itself (``python -m hermes_desk serve``, data directory —
 SQLite snapshots included — in the work folder; ``--service-cmd`` switches to another command,
-``{port}``, ``{workdir}`` and ``{backend}`` are filled in). It begins N workflows (half password reset, half return/refund),
-plays the customer (reads the SMS code from the backend's outbox and sends it back), and kills the
-service with SIGKILL every ``--kill-min``..``--kill-max`` seconds, restarting it each time.
+``{port}``, ``{workdir}`` and ``{backend}`` are filled in). It begins N workflows (half password
+reset, half return/refund), plays the customer (reads the SMS code from the backend's outbox and
+sends it back), and kills the service with SIGKILL every ``--kill-min``..``--kill-max``
+seconds, restarting it each time.
 
 Pass: every workflow ends completed, failed or escalated (none left running), and the backend's
 request log shows no write executed twice for one idempotency key.
