@@ -3,15 +3,45 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
 from hermes_desk.cli.settings_option import load_settings
+from hermes_desk.config import Settings
+
+if TYPE_CHECKING:
+    from hermes_desk.tools.mcp_server import NotesLookup
 
 __all__ = ["app"]
 
 app = typer.Typer(no_args_is_help=True)
+
+
+def _notes_lookup(settings: Settings, pack_dir: Path) -> NotesLookup:
+    """The customers' notes from the service's memory store (opened on first use, in the MCP
+    server's own event loop)."""
+    from hermes_desk.clock import SystemClock
+    from hermes_desk.memory import KeyFactFilter, MemoryService, MemoryStore, SqliteMemoryStore
+
+    keyfacts = KeyFactFilter.from_pack(pack_dir) if (pack_dir / "keyfacts.yaml").exists() else None
+    services: list[MemoryService] = []
+
+    async def notes(tenant: str, user_id: str) -> list[Any]:
+        if not services:
+            store: MemoryStore
+            if settings.memory.store == "postgres":
+                from hermes_desk.memory.postgres_store import PostgresMemoryStore
+
+                store = await PostgresMemoryStore.open(settings.memory.postgres_dsn)
+            else:
+                store = SqliteMemoryStore.open(settings.database_path)
+            services.append(
+                MemoryService(store, settings.memory, clock=SystemClock(), keyfacts=keyfacts)
+            )
+        return list(await services[0].notes(tenant, user_id))
+
+    return notes
 
 
 @app.command()
@@ -24,7 +54,8 @@ def serve(
     pack: Annotated[str | None, typer.Option(help="pack name or folder")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="settings YAML")] = None,
 ) -> None:
-    """Serve the pack's tools (through the executor: validation, breaker, events) over MCP.
+    """Serve the pack's tools (through the executor: validation, breaker, events) and the
+    ``customer_notes`` look-up over MCP.
 
     With http the endpoint is ``http://HOST:PORT/mcp`` (streamable HTTP).
     """
@@ -46,7 +77,7 @@ def serve(
         pack_dir, variables={"backend_url": settings.service.backend_url}, client=client
     )
     executor = ToolExecutor(registry, settings=settings.tools)
-    server = build_mcp_server(executor)
+    server = build_mcp_server(executor, notes=_notes_lookup(settings, pack_dir))
     mode: Literal["stdio", "streamable-http"] = (
         "stdio" if transport == "stdio" else ("streamable-http")
     )
