@@ -11,7 +11,6 @@ from hermes_desk.errors import ConfigError, MisuseError, NotFoundError
 from hermes_desk.nlu import (
     OOS,
     Example,
-    IntentClassifier,
     apply_threshold,
     build_classifier,
     evaluate,
@@ -20,34 +19,9 @@ from hermes_desk.nlu import (
 )
 from hermes_desk.nlu.cache import model_path
 
-KINDS = ["ensemble", "linear", "mlp", "crf"]
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_trains_predicts_and_round_trips(
-    kind: str, pack_examples: list[Example], tmp_path: Path
-) -> None:
-    clf = build_classifier(kind)
-    assert isinstance(clf, IntentClassifier)
-    clf.fit([e.text for e in pack_examples], [e.intent for e in pack_examples])
-    p = clf.predict("我忘记密码了，登录不上去")
-    assert p.intent == "password_reset"
-    assert 0.0 < p.confidence <= 1.0
-    assert p.ranking[0] == (p.intent, p.confidence)
-    assert sum(prob for _, prob in p.ranking) <= 1.0 + 1e-6
-    assert clf.predict("what payment methods do you accept").intent == "payment_methods"
-    clf.save(tmp_path / kind)
-    again = load_classifier(tmp_path / kind)
-    q = again.predict("我忘记密码了，登录不上去")
-    assert q.intent == p.intent and q.confidence == pytest.approx(p.confidence, abs=1e-5)
-    assert [x.intent for x in again.predict_many(["快递到哪了", "讲个笑话"])] == [
-        "logistics",
-        OOS,
-    ]
-
 
 def test_training_data_fits_itself(pack_examples: list[Example]) -> None:
-    clf = build_classifier("ensemble")
+    clf = build_classifier("linear")
     clf.fit([e.text for e in pack_examples], [e.intent for e in pack_examples])
     report = evaluate(clf, pack_examples, threshold=0.0)
     assert report.accuracy > 0.95
