@@ -102,7 +102,10 @@ class Runtime:
         if self.settings.memory.store == "postgres":
             from hermes_desk.memory.postgres_store import PostgresMemoryStore
 
-            store: MemoryStore = await PostgresMemoryStore.open(self.settings.memory.postgres_dsn)
+            store: MemoryStore = await PostgresMemoryStore.open(
+                self.settings.memory.postgres_dsn,
+                synchronous_commit=self.settings.memory.postgres_synchronous_commit,
+            )
             self.memory.store = store  # closed by memory.close()
         if self.settings.llm.mcp_servers:
             from hermes_desk.tools.mcp_binding import McpToolSource
