@@ -150,6 +150,7 @@ class Runtime:
                 await self._group.__aexit__(None, None, None)
             self._group = None
         await self.workflows.__aexit__(None, None, None)
+        await self.workflows.store.close()
         await self.tools.aclose()
         await self.sessions.aclose()
         await self.memory.close()
