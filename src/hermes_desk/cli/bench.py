@@ -7,6 +7,7 @@ Each command prints progress to stderr-like lines and the figures as one JSON ob
 from __future__ import annotations
 
 import json
+import os
 import platform
 import time
 from pathlib import Path
@@ -21,11 +22,19 @@ app = typer.Typer(no_args_is_help=True)
 OutOption = Annotated[Path | None, typer.Option("--out", help="also write the figures here")]
 
 
-def _emit(area: str, figures: dict[str, Any], out: Path | None) -> None:
+def _machine() -> str:
+    memory_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return (
+        f"{os.cpu_count()} cores, {memory_gib:.0f} GiB, {platform.machine()}, "
+        f"Python {platform.python_version()}, load {os.getloadavg()[0]:.1f} at start"
+    )
+
+
+def _emit(area: str, figures: dict[str, Any], out: Path | None, machine: str) -> None:
     document = {
         "area": area,
         "date": time.strftime("%Y-%m-%d"),
-        "machine": f"{platform.machine()}, Python {platform.python_version()}",
+        "machine": machine,
         "figures": figures,
     }
     text = json.dumps(document, ensure_ascii=False, indent=1, default=str)
@@ -44,7 +53,8 @@ def sessions(
     """Session get latency (in-process, Redis), memory of 10,000 sessions, trim time."""
     from hermes_desk.bench.sessions import run_sessions_bench
 
-    _emit("sessions", run_sessions_bench(redis_url=redis_url or None), out)
+    machine = _machine()
+    _emit("sessions", run_sessions_bench(redis_url=redis_url or None), out, machine)
 
 
 @app.command()
@@ -56,7 +66,8 @@ def tools(
     """Executor overhead per in-process call and knowledge-base search latency."""
     from hermes_desk.bench.tools import run_tools_bench
 
-    _emit("tools", run_tools_bench(calls=calls, articles=articles), out)
+    machine = _machine()
+    _emit("tools", run_tools_bench(calls=calls, articles=articles), out, machine)
 
 
 @app.command()
@@ -67,7 +78,8 @@ def workflows(
     """Engine overhead per step, password reset serial vs orchestrated (demo backend latencies)."""
     from hermes_desk.bench.workflows import run
 
-    _emit("workflows", run(runs), out)
+    machine = _machine()
+    _emit("workflows", run(runs), out, machine)
 
 
 @app.command()
@@ -83,7 +95,10 @@ def memory(
 
     if backend not in ("sqlite", "postgres"):
         raise typer.BadParameter("backend must be sqlite or postgres", param_hint="--backend")
-    _emit("memory", run_memory_bench(backend=backend, facts=facts, users=users, dsn=dsn), out)
+    machine = _machine()
+    _emit(
+        "memory", run_memory_bench(backend=backend, facts=facts, users=users, dsn=dsn), out, machine
+    )
 
 
 @app.command()
@@ -91,4 +106,17 @@ def keyfacts(out: OutOption = None) -> None:
     """Precision and recall of the key-fact filter on the pack's labelled set."""
     from hermes_desk.bench.memory import evaluate_keyfacts
 
-    _emit("keyfacts", evaluate_keyfacts(), out)
+    machine = _machine()
+    _emit("keyfacts", evaluate_keyfacts(), out, machine)
+
+
+@app.command()
+def llm(
+    turns: Annotated[int, typer.Option(help="turns per measurement")] = 2_000,
+    out: OutOption = None,
+) -> None:
+    """The LLM layer's own overhead per turn around an instant scripted model."""
+    from hermes_desk.bench.llm import run_llm_bench
+
+    machine = _machine()
+    _emit("llm", run_llm_bench(turns=turns), out, machine)
