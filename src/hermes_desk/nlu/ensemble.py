@@ -27,7 +27,7 @@ class EnsembleIntentClassifier:
     kind = "ensemble"
 
     def __init__(
-        self, *, c: float = 1.0, hidden: int = 256, epochs: int = 6, top_k: int = 5
+        self, *, c: float = 1.0, hidden: int = 256, epochs: int = 12, top_k: int = 5
     ) -> None:
         self.top_k = top_k
         self.linear = LinearIntentClassifier(c=c, top_k=top_k)

@@ -1,7 +1,8 @@
 """TF-IDF features and a one-hidden-layer perceptron (softmax output), for intents.
 
-Same features as :mod:`hermes_desk.nlu.linear`. Training uses sklearn's ``MLPClassifier``;
-inference is a hand-written sparse forward pass over float32 weights (well under a millisecond).
+Same features as :mod:`hermes_desk.nlu.linear`. Training is
+:func:`~hermes_desk.nlu.sparse_mlp.train_sparse_mlp` (row-wise Adam over sparse rows); inference
+is a sparse forward pass over float32 weights (well under a millisecond).
 Its softmax probabilities separate out-of-scope queries better than the SVM's scores.
 """
 
@@ -17,6 +18,7 @@ from hermes_desk.nlu.calibration import softmax
 from hermes_desk.nlu.features import FastFeatures, build_vectorizer
 from hermes_desk.nlu.intent import IntentPrediction, read_meta, write_meta
 from hermes_desk.nlu.linear import rank_probabilities
+from hermes_desk.nlu.sparse_mlp import train_sparse_mlp
 
 __all__ = ["MlpIntentClassifier"]
 
@@ -28,7 +30,8 @@ class MlpIntentClassifier:
 
     Args:
         hidden: width of the hidden layer.
-        epochs: passes over the training data.
+        epochs: passes over the training data (at least 60 for small packs).
+        learning_rate: Adam step size.
         alpha: L2 penalty.
         seed: random seed (training is deterministic for a given seed and data).
         top_k: how many labels the ranking keeps.
@@ -40,13 +43,15 @@ class MlpIntentClassifier:
         self,
         *,
         hidden: int = 256,
-        epochs: int = 8,
+        epochs: int = 12,
+        learning_rate: float = 2e-3,
         alpha: float = 1e-4,
         seed: int = 0,
         top_k: int = 5,
     ) -> None:
         self.hidden = hidden
         self.epochs = epochs
+        self.learning_rate = learning_rate
         self.alpha = alpha
         self.seed = seed
         self.top_k = top_k
@@ -78,35 +83,21 @@ class MlpIntentClassifier:
 
     def fit_matrix(self, vectorizer: Any, x: Any, y: Any, classes: list[str]) -> None:
         """Train on features already computed by a fitted ``vectorizer`` (label indices ``y``)."""
-        import warnings
-
-        import numpy as np
-        from sklearn.exceptions import ConvergenceWarning
-        from sklearn.neural_network import MLPClassifier
-
         big = x.shape[0] > 2000
         # Small packs need more passes to converge than large data sets.
         epochs = self.epochs if big else max(self.epochs, 60)
-        net = MLPClassifier(
-            hidden_layer_sizes=(self.hidden,),
+        self._weights, self._biases = train_sparse_mlp(
+            x,
+            y,
+            len(classes),
+            hidden=self.hidden,
+            epochs=epochs,
+            learning_rate=self.learning_rate,
             alpha=self.alpha,
-            batch_size=min(64, x.shape[0]),
-            max_iter=epochs,
-            random_state=self.seed,
-            shuffle=True,
+            seed=self.seed,
         )
-        with warnings.catch_warnings():
-            # A fixed number of epochs is the point; sklearn warns it did not "converge".
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            net.fit(x, y)
         self._vectorizer = vectorizer
         self._classes = classes
-        self._weights = [np.asarray(w, dtype=np.float32) for w in net.coefs_]
-        self._biases = [np.asarray(b, dtype=np.float32) for b in net.intercepts_]
-        if len(classes) == 2:  # sklearn uses one logistic output for two classes
-            w, b = self._weights[-1], self._biases[-1]
-            self._weights[-1] = np.hstack([-w, w])
-            self._biases[-1] = np.hstack([-b, b])
         self._fast = FastFeatures(vectorizer)
 
     def logits_fast(self, indices: Any, values: Any) -> Any:
@@ -115,7 +106,7 @@ class MlpIntentClassifier:
 
         h = np.maximum(values @ self._weights[0][indices] + self._biases[0], 0.0)
         logits = h @ self._weights[1] + self._biases[1]
-        return logits / 2.0 if len(self._classes) == 2 else logits
+        return logits
 
     def probabilities_one(self, text: str) -> Any:
         """Probabilities of one utterance (the fast path)."""
@@ -153,6 +144,7 @@ class MlpIntentClassifier:
             "options": {
                 "hidden": self.hidden,
                 "epochs": self.epochs,
+                "learning_rate": self.learning_rate,
                 "alpha": self.alpha,
                 "seed": self.seed,
                 "top_k": self.top_k,
