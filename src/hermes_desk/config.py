@@ -70,7 +70,10 @@ class SessionSettings(_Section):
 
 
 class NluSettings(_Section):
-    classifier: str = Field("linear", description="'linear' (default, measured best) or 'crf'")
+    classifier: str = Field(
+        "ensemble",
+        description="'ensemble' (default, measured best: SVM + perceptron), 'linear', 'mlp', 'crf'",
+    )
     oos_threshold: float = Field(0.5, ge=0, le=1)
     model_dir: Path | None = Field(None, description="cache for trained models; default data_dir")
 
