@@ -61,6 +61,7 @@ def evaluate(
 ) -> None:
     """Accuracy, in-scope accuracy, macro-F1, per-intent P/R/F1, oos recall, confusions,
     latency."""
+    from rich.console import Console
     from rich.progress import Progress
 
     from hermes_desk.nlu import evaluate as run_evaluation
@@ -75,7 +76,9 @@ def evaluate(
             if threshold is not None
             else float(read_meta(model).get("oos_threshold", 0.5))
         )
-        with Progress(transient=True, disable=as_json or len(examples) < 200) as bar:
+        # The bar goes to stderr so that --json output on stdout stays one clean object.
+        console = Console(stderr=True)
+        with Progress(console=console, transient=True, disable=len(examples) < 200) as bar:
             task = bar.add_task("evaluating", total=len(examples))
             report = run_evaluation(
                 classifier, examples, threshold=th, progress=lambda n: bar.advance(task, n)
