@@ -10,6 +10,7 @@ field.
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
@@ -169,6 +170,11 @@ class LlmSettings(_Section):
         return chain if chain[-1] == "offline" else [*chain, "offline"]
 
 
+# The YAML file of the Settings.load call in progress (a context variable: safe across threads
+# and tasks building settings at the same time).
+_YAML_PATH: ContextVar[Path | None] = ContextVar("hermes_settings_yaml", default=None)
+
+
 class _YamlSource(PydanticBaseSettingsSource):
     def __init__(self, settings_cls: type[BaseSettings], path: Path | None) -> None:
         super().__init__(settings_cls)
@@ -215,7 +221,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        path = os.environ.get("HERMES_CONFIG")
+        path = _YAML_PATH.get() or os.environ.get("HERMES_CONFIG") or None
         return (
             init_settings,
             env_settings,
@@ -229,30 +235,16 @@ class Settings(BaseSettings):
         Precedence, highest first: ``overrides``, ``HERMES_*`` variables, the YAML file (``path``
         or ``HERMES_CONFIG``), the defaults.
         """
-        target: type[Settings] = cls
-        if path is not None:
-            yaml_path = Path(path)
-
-            class _FromFile(cls):  # type: ignore[valid-type,misc]
-                @classmethod
-                def settings_customise_sources(
-                    cls,
-                    settings_cls: type[BaseSettings],
-                    init_settings: PydanticBaseSettingsSource,
-                    env_settings: PydanticBaseSettingsSource,
-                    dotenv_settings: PydanticBaseSettingsSource,
-                    file_secret_settings: PydanticBaseSettingsSource,
-                ) -> tuple[PydanticBaseSettingsSource, ...]:
-                    return (init_settings, env_settings, _YamlSource(settings_cls, yaml_path))
-
-            target = _FromFile
+        token = _YAML_PATH.set(Path(path) if path is not None else None)
         try:
-            return target(**overrides)
+            return cls(**overrides)
         except PydanticValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
             )
             raise ConfigError(f"invalid settings: {problems}") from exc
+        finally:
+            _YAML_PATH.reset(token)
 
     @property
     def model_dir(self) -> Path:
