@@ -45,29 +45,34 @@ class _Section(BaseModel):
 
 
 class ServiceSettings(_Section):
-    host: str = "127.0.0.1"
-    port: int = Field(8000, ge=1, le=65535)
-    data_dir: Path = Path("./data")
+    host: str = Field("127.0.0.1", description="bind address of `serve`")
+    port: int = Field(8000, ge=1, le=65535, description="port of `serve`")
+    data_dir: Path = Field(
+        Path("./data"), description="SQLite database, workflow snapshots and trained models"
+    )
     pack: str = Field("ecommerce", description="bundled pack name or a path to a pack folder")
-    backend_url: str = "http://127.0.0.1:8100"
+    backend_url: str = Field(
+        "http://127.0.0.1:8100",
+        description="business backend the pack's tools call ({backend_url})",
+    )
     request_timeout_s: float = Field(30.0, gt=0, description="global per-request limit (W7)")
-    max_body_bytes: int = Field(64 * 1024, gt=0)
-    max_text_chars: int = Field(2_000, gt=0)
+    max_body_bytes: int = Field(64 * 1024, gt=0, description="larger request bodies get 413")
+    max_text_chars: int = Field(2_000, gt=0, description="longest utterance accepted")
     api_keys: dict[str, str] = Field(
         default_factory=dict, description="API key → tenant; empty = no auth, tenant 'default'"
     )
 
 
 class SessionSettings(_Section):
-    store: Literal["memory", "redis"] = "memory"
+    store: Literal["memory", "redis"] = Field("memory", description="live sessions: memory | redis")
     redis_url: str = "redis://127.0.0.1:6379/0"
     idle_ttl_s: float = Field(15 * 60, gt=0, description="idle expiry (article: 15 min)")
-    sweep_interval_s: float = Field(60, gt=0)
+    sweep_interval_s: float = Field(60, gt=0, description="how often expired sessions are swept")
     user_hash_key: str = Field("", description="when set, session ids carry a keyed user hash")
-    context_budget_tokens: int = Field(1_500, gt=0)
+    context_budget_tokens: int = Field(1_500, gt=0, description="prompt history budget")
     overlap_threshold: float = Field(0.3, ge=0, le=1, description="TF-IDF keyword overlap > 0.3")
-    anchor_neighbours: int = Field(1, ge=0)
-    tokenizer_model: str = "gpt-4o-mini"
+    anchor_neighbours: int = Field(1, ge=0, description="turns kept on each side of an anchor")
+    tokenizer_model: str = Field("gpt-4o-mini", description="whose tokenizer counts tokens")
 
 
 class NluSettings(_Section):
@@ -75,45 +80,50 @@ class NluSettings(_Section):
         "ensemble",
         description="'ensemble' (default, measured best: SVM + perceptron), 'linear', 'mlp', 'crf'",
     )
-    oos_threshold: float = Field(0.5, ge=0, le=1)
+    oos_threshold: float = Field(
+        0.5, ge=0, le=1, description="below this confidence the intent is out of scope"
+    )
     model_dir: Path | None = Field(None, description="cache for trained models; default data_dir")
 
 
 class BreakerSettings(_Section):
-    consecutive_timeouts: int = Field(3, ge=1)
-    slow_call_s: float = Field(3.0, gt=0)
-    failures: int = Field(5, ge=1)
+    consecutive_timeouts: int = Field(3, ge=1, description="slow calls in a row that open it")
+    slow_call_s: float = Field(3.0, gt=0, description="a call slower than this counts as a timeout")
+    failures: int = Field(5, ge=1, description="failures since the last success that open it")
     open_s: float = Field(600.0, gt=0, description="open for 10 min")
-    store: Literal["memory", "redis"] = "memory"
+    store: Literal["memory", "redis"] = Field("memory", description="breaker state: memory | redis")
     redis_url: str = "redis://127.0.0.1:6379/0"
 
 
 class ToolSettings(_Section):
-    default_timeout_s: float = Field(3.0, gt=0)
+    default_timeout_s: float = Field(3.0, gt=0, description="per-call limit of a tool without one")
     breaker: BreakerSettings = BreakerSettings()
 
 
 class WorkflowSettings(_Section):
-    step_timeout_s: float = Field(10.0, gt=0)
-    max_retries: int = Field(2, ge=0)
-    retry_backoff_s: float = Field(0.2, ge=0)
-    deadline_s: float = Field(15 * 60, gt=0)
-    watchdog_interval_s: float = Field(30.0, gt=0)
-    snapshot_store: Literal["sqlite", "redis"] = "sqlite"
-    snapshot_ttl_s: float = Field(24 * 3600, gt=0)
+    step_timeout_s: float = Field(10.0, gt=0, description="per-step limit of a step without one")
+    max_retries: int = Field(2, ge=0, description="retries of a failed step by default")
+    retry_backoff_s: float = Field(0.2, ge=0, description="first retry delay, doubling")
+    deadline_s: float = Field(
+        15 * 60, gt=0, description="a workflow past this is failed or escalated"
+    )
+    watchdog_interval_s: float = Field(30.0, gt=0, description="how often the watchdog looks")
+    snapshot_store: Literal["sqlite", "redis"] = Field("sqlite", description="sqlite | redis")
+    snapshot_ttl_s: float = Field(24 * 3600, gt=0, description="how long snapshots are kept")
     redis_url: str = "redis://127.0.0.1:6379/0"
 
 
 class MemorySettings(_Section):
-    store: Literal["sqlite", "postgres"] = "sqlite"
+    store: Literal["sqlite", "postgres"] = Field("sqlite", description="facts: sqlite | postgres")
     postgres_dsn: str = "postgresql://127.0.0.1:5432/test"
-    short_term_ttl_s: float = Field(15 * 60, gt=0)
     decay_lambda: float = Field(0.02, gt=0, description="per hour; half-life ≈ 34.7 h")
-    archive_below: float = Field(0.3, ge=0, le=1)
-    notes_floor: float = Field(0.3, ge=0, le=1)
-    notes_limit: int = Field(10, ge=1)
-    verify_interval_s: float = Field(300.0, gt=0)
-    key_fact_min_signals: int = Field(2, ge=1)
+    archive_below: float = Field(0.3, ge=0, le=1, description="decayed below this: archived")
+    notes_floor: float = Field(0.3, ge=0, le=1, description="notes show facts above this")
+    notes_limit: int = Field(10, ge=1, description="most notes shown")
+    verify_interval_s: float = Field(300.0, gt=0, description="verifiers and decay sweep run")
+    key_fact_min_signals: int = Field(
+        2, ge=1, description="time / quantity / negation / emotion signals that make a key fact"
+    )
     postgres_synchronous_commit: bool = Field(
         False,
         description="off matches SQLite WAL + synchronous=NORMAL: a crash may lose the last"
@@ -125,8 +135,8 @@ class McpServerSettings(_Section):
     """A Model Context Protocol server whose tools become Hermes Desk tools (stdio or HTTP)."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")
-    command: list[str] | None = None
-    url: str | None = None
+    command: list[str] | None = Field(None, description="a stdio server to launch")
+    url: str | None = Field(None, description="a streamable HTTP server")
     env: dict[str, str] = Field(default_factory=dict, description="extra env for a stdio server")
     timeout_s: float = Field(10.0, gt=0, description="connect / list / call limit")
     prefix: str | None = Field(None, description="tool-name prefix (default: none)")
@@ -153,14 +163,21 @@ class LlmLinkSettings(_Section):
 
 
 class LlmSettings(_Section):
-    chain: list[str] = Field(default_factory=lambda: ["offline"])
-    timeout_s: float = Field(10.0, gt=0)
-    retries: int = Field(1, ge=0)
-    retry_backoff_s: float = Field(0.2, ge=0)
+    chain: list[str] = Field(
+        default_factory=lambda: ["offline"],
+        description="LiteLLM model names tried in order; 'offline' is always the last link",
+    )
+    timeout_s: float = Field(10.0, gt=0, description="per model call, per try")
+    retries: int = Field(1, ge=0, description="extra tries of a link on timeouts and 5xx")
+    retry_backoff_s: float = Field(0.2, ge=0, description="first retry delay, doubling")
     api_base: str | None = Field(None, description="used by links without their own api_base")
-    links: dict[str, LlmLinkSettings] = Field(default_factory=dict)
+    links: dict[str, LlmLinkSettings] = Field(
+        default_factory=dict, description="per-link options keyed by model name"
+    )
     max_tool_rounds: int = Field(2, ge=1, description="model ↔ tools round trips per turn")
-    mcp_servers: list[McpServerSettings] = Field(default_factory=list)
+    mcp_servers: list[McpServerSettings] = Field(
+        default_factory=list, description="MCP servers whose tools become tools"
+    )
 
     @field_validator("chain")
     @classmethod
