@@ -120,3 +120,24 @@ def llm(
 
     machine = _machine()
     _emit("llm", run_llm_bench(turns=turns), out, machine)
+
+
+@app.command()
+def nlu(
+    kind: Annotated[
+        list[str] | None, typer.Option("--kind", help="classifier kinds (repeat); default: all")
+    ] = None,
+    data_dir: Annotated[
+        Path, typer.Option(help="folder with clinc150/ and banking77/ JSONL")
+    ] = Path("../shared/data"),
+    public: Annotated[bool, typer.Option(help="include CLINC150 and BANKING77")] = True,
+    out: OutOption = None,
+) -> None:
+    """Intent accuracy (CLINC150, BANKING77, the pack), conversations, latency."""
+    from hermes_desk.bench.nlu import run
+
+    if public and not (data_dir / "clinc150").is_dir():
+        raise typer.BadParameter(f"no clinc150/ under {data_dir}", param_hint="--data-dir")
+    kinds = tuple(kind) if kind else ("ensemble", "linear", "crf")
+    machine = _machine()
+    _emit("nlu", run(kinds, data_dir, include_public=public), out, machine)
