@@ -59,6 +59,7 @@ from hermes_desk.workflows.tool_steps import ToolStepExecutor
 __all__ = ["OfflineSuggester", "Runtime", "build_runtime"]
 
 _logger = logging.getLogger(__name__)
+_MCP_RETRY_S = 30.0
 
 
 class OfflineSuggester:
@@ -131,9 +132,19 @@ class Runtime:
         )
         self._group.start_soon(scheduler.run_forever)
         self._group.start_soon(self._decay_sweeper)
+        if self.mcp is not None:
+            self._group.start_soon(self._mcp_retry, self.mcp)
         resumed = await self.workflows.recover()
         if resumed:
             _logger.info("resumed %d workflows", len(resumed))
+
+    async def _mcp_retry(self, source: Any) -> None:
+        """A server that was down at start is listed again until its tools are in."""
+        while source.errors:
+            await anyio.sleep(_MCP_RETRY_S)
+            added = await source.refresh(self.tools.registry)
+            if added:
+                _logger.info("MCP tools back: %s", added)
 
     async def _decay_sweeper(self) -> None:
         while True:
