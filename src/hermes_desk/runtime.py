@@ -22,10 +22,11 @@ from hermes_desk.assist import Assistant, Responder
 from hermes_desk.clock import Clock, SystemClock
 from hermes_desk.compliance import ComplianceChecker
 from hermes_desk.config import Settings
-from hermes_desk.events import FanoutSink, LoggingSink, MemorySink
+from hermes_desk.events import Event, FanoutSink, LoggingSink, MemorySink
 from hermes_desk.llm.messages import ResponderInput
 from hermes_desk.llm.offline import OfflineResponder
 from hermes_desk.llm.slots import ModelSlotChannel
+from hermes_desk.llm.usage import UsageLedger
 from hermes_desk.memory import (
     HttpSupportsVerifier,
     KeyFactFilter,
@@ -93,6 +94,7 @@ class Runtime:
     verifiers: VerifierRegistry
     compliance: ComplianceChecker
     responder: Responder
+    usage: UsageLedger
     assistant: Assistant | None = None
     mcp: Any = None
     _group: anyio.abc.TaskGroup | None = field(default=None, repr=False)
@@ -178,6 +180,7 @@ def _model_side(
     tools: ToolExecutor,
     sink: FanoutSink,
     clock: Clock,
+    usage: UsageLedger,
 ) -> tuple[Responder, ModelSlotChannel | None, Callable[[], Awaitable[Any]] | None]:
     """Offline only (the default), or the model chain ending in the offline responder, which
     also serves as the second slot channel."""
@@ -188,7 +191,7 @@ def _model_side(
     from hermes_desk.llm.responder import ModelResponder
     from hermes_desk.sessions import build_trimmer
 
-    chain = build_chain(settings.llm, offline, events=sink, clock=clock)
+    chain = build_chain(settings.llm, offline, events=sink, clock=clock, usage=usage)
     trimmer = build_trimmer(settings.sessions)
     budget = settings.sessions.context_budget_tokens
 
@@ -267,6 +270,8 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
     verifiers = VerifierRegistry()
     verifiers.register("supports_*", HttpSupportsVerifier(variables["backend_url"], client=http))
 
+    usage = UsageLedger()
+
     async def promote(session: Session, reason: str) -> None:
         await memory.promote_short_term(
             session.tenant, session.user, session.id, session.short_term
@@ -274,7 +279,14 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
 
     sessions.on_destroy(promote)
 
-    responder, model_slots, close_chain = _model_side(settings, pack, tools, sink, clock)
+    async def settle_usage(session: Session, reason: str) -> None:
+        spent = usage.pop(session.id)
+        if spent.calls:  # the session's model use, once, as it ends (the ledger stays bounded)
+            sink.emit(Event("llm.usage", session.id, clock.now(), spent.to_dict()))
+
+    sessions.on_destroy(settle_usage)
+
+    responder, model_slots, close_chain = _model_side(settings, pack, tools, sink, clock, usage)
     runtime = Runtime(
         settings=settings,
         clock=clock,
@@ -293,6 +305,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         verifiers=verifiers,
         compliance=ComplianceChecker(pack.compliance),
         responder=responder,
+        usage=usage,
     )
     runtime.assistant = Assistant(
         pack=pack,

@@ -44,6 +44,11 @@ def _turn(client: httpx.Client, text: str) -> dict[str, object]:
     return dict(response.json())
 
 
+def _usage(client: httpx.Client, sid: str) -> dict[str, object]:
+    view = client.get(f"/v1/sessions/{sid}", params={"user_id": "u1001"}).json()
+    return dict(view["model_usage"])
+
+
 def test_model_slots_fill_what_the_extractors_missed_and_the_model_words_the_reply(
     tmp_path: Path, backend_url: str, model_server: tuple[OpenAIServer, str]
 ) -> None:
@@ -59,6 +64,9 @@ def test_model_slots_fill_what_the_extractors_missed_and_the_model_words_the_rep
         httpx.Client(base_url=url, timeout=30) as client,
     ):
         out = _turn(client, "帮我查一下那个订单到哪了")
+        usage = _usage(client, str(out["session_id"]))
+    assert usage["calls"] == 2 and int(usage["total_tokens"]) > 0  # type: ignore[call-overload]
+    assert "openai/primary" in usage["by_link"]  # type: ignore[operator]
     assert out["intent"]["name"] in ("order_status", "logistics")  # type: ignore[index]
     assert out["slots"]["order_id"] == "202405201234"  # type: ignore[index]
     assert [c["status"] for c in out["tool_calls"]] == ["ok"]  # type: ignore[union-attr]

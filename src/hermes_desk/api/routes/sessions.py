@@ -33,6 +33,7 @@ async def _view(runtime: Runtime, session: Session, **extra: Any) -> dict[str, A
         "short_term": session.short_term,
         "notes": [n.to_dict() for n in notes],
         "workflows": [{"id": w.id, "name": w.name, "status": w.status} for w in workflows],
+        "model_usage": runtime.usage.get(session.id).to_dict(),
         **extra,
     }
 
