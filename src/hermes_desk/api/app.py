@@ -8,10 +8,11 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI
 
 from hermes_desk import __version__
+from hermes_desk.api import ws
 from hermes_desk.api.deps import get_tenant
 from hermes_desk.api.errors import install_error_handlers
 from hermes_desk.api.middleware import BodySizeLimit, RequestTimeLimit
-from hermes_desk.api.routes import health, memory, sessions, tools, turns, workflows
+from hermes_desk.api.routes import console, health, memory, sessions, tools, turns, workflows
 from hermes_desk.config import Settings
 from hermes_desk.runtime import Runtime, build_runtime
 
@@ -47,6 +48,10 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     # keys are configured); the routers read it from request.state.tenant.
     for module in (sessions, turns, memory, tools, workflows):
         app.include_router(module.router, dependencies=[Depends(get_tenant)])
+    # The session WebSocket checks its key itself (browsers send it as a query parameter);
+    # the console page is static and holds no data.
+    app.include_router(ws.router)
+    app.include_router(console.router)
     app.add_middleware(BodySizeLimit, max_bytes=settings.service.max_body_bytes)
     app.add_middleware(RequestTimeLimit, timeout_s=settings.service.request_timeout_s)
     return app

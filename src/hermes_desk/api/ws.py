@@ -1,0 +1,345 @@
+"""Real time: one WebSocket per session, transcript segments in, assist updates out (A2).
+
+``GET /v1/sessions/{session_id}/ws?user_id=...`` (``api_key=...`` too when keys are configured:
+browsers cannot set headers on a WebSocket, so the key may come as a query parameter).
+
+Client → server, one JSON object per text message::
+
+    {"type": "segment", "speaker": "customer" | "agent", "text": "...", "final": true | false}
+    {"type": "ping"}
+
+Server → client::
+
+    {"type": "ready", "session_id", "user_id", "max_message_bytes"}       once, on connect
+    {"type": "segment", "seq", "speaker", "text", "final"}                 every accepted segment
+    {"type": "assist", "seq", ...TurnOutcome.to_dict()}                    a final customer segment
+    {"type": "error", "error": {"code", "message"}, "seq"?}                a refused message
+    {"type": "pong"}
+
+Partial segments (speech recognition still listening) are echoed for the live transcript and run
+nothing. Final segments are recorded in order: a customer's runs the turn pipeline exactly as
+``POST /v1/sessions/{id}/turns`` does, an agent's is appended to the transcript. A bad message
+gets an error and changes nothing; the socket stays open. Every socket on the same session sees
+the others' segments and assists (the call platform streams, the agent console watches) — within
+this process.
+
+Close codes: 4401 no valid API key, 4400 bad ``user_id``, 4404 unknown, foreign, expired or
+closed session (also when it is closed while the socket is open).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+import anyio
+import anyio.abc
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from fastapi import APIRouter, WebSocket
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ValidationError as PydanticValidationError
+from starlette.websockets import WebSocketDisconnect
+
+from hermes_desk.api.schemas import USER_ID_PATTERN
+from hermes_desk.api.security import DEFAULT_TENANT
+from hermes_desk.assist import check_text
+from hermes_desk.errors import ConflictError, HermesError, NotFoundError
+from hermes_desk.runtime import Runtime
+
+__all__ = [
+    "CLOSE_BAD_REQUEST",
+    "CLOSE_NO_SESSION",
+    "CLOSE_UNAUTHORIZED",
+    "MAX_PENDING_SEGMENTS",
+    "SessionHub",
+    "router",
+]
+
+CLOSE_UNAUTHORIZED = 4401
+CLOSE_BAD_REQUEST = 4400
+CLOSE_NO_SESSION = 4404
+# Final segments waiting behind a running turn; more than this and the sender is told to slow down.
+MAX_PENDING_SEGMENTS = 16
+
+router = APIRouter(tags=["realtime"])
+_USER_ID = re.compile(USER_ID_PATTERN)
+
+
+class _Segment(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    type: Literal["segment"]
+    speaker: Literal["customer", "agent"] = "customer"
+    text: str
+    final: bool = Field(True, description="false: speech recognition is still listening")
+
+
+class _Ping(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    type: Literal["ping"]
+
+
+class _Refused(Exception):
+    """A client message that gets an error reply; the socket stays open."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(eq=False)
+class _Peer:
+    """One connected socket; sends are serialised (reader and turn worker both send)."""
+
+    socket: WebSocket
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
+    gone: bool = False
+
+    async def send(self, payload: Mapping[str, Any]) -> None:
+        if self.gone:
+            return
+        text = json.dumps(payload, ensure_ascii=False, default=str)
+        async with self.lock:
+            try:
+                await self.socket.send_text(text)
+            except (WebSocketDisconnect, RuntimeError, OSError):
+                self.gone = True  # the client left; what it missed is in the session
+
+    async def close(self, code: int) -> None:
+        async with self.lock:
+            if not self.gone:
+                self.gone = True
+                with contextlib.suppress(WebSocketDisconnect, RuntimeError, OSError):
+                    await self.socket.close(code)
+
+
+class SessionHub:
+    """Which sockets watch which session, in this process, so updates reach all of them."""
+
+    def __init__(self) -> None:
+        self._peers: dict[str, set[_Peer]] = {}
+
+    def join(self, session_id: str, peer: _Peer) -> None:
+        self._peers.setdefault(session_id, set()).add(peer)
+
+    def leave(self, session_id: str, peer: _Peer) -> None:
+        peers = self._peers.get(session_id)
+        if peers is not None:
+            peers.discard(peer)
+            if not peers:
+                del self._peers[session_id]
+
+    def watchers(self, session_id: str) -> int:
+        return len(self._peers.get(session_id, ()))
+
+    async def publish(self, session_id: str, payload: Mapping[str, Any]) -> None:
+        for peer in list(self._peers.get(session_id, ())):
+            await peer.send(payload)
+
+    async def close_all(self, session_id: str, code: int, payload: Mapping[str, Any]) -> None:
+        for peer in list(self._peers.get(session_id, ())):
+            await peer.send(payload)
+            await peer.close(code)
+
+
+def _hub(socket: WebSocket) -> SessionHub:
+    state = socket.app.state
+    hub = getattr(state, "ws_hub", None)
+    if hub is None:  # one per app, made on first use (no import-time state)
+        hub = SessionHub()
+        state.ws_hub = hub
+    return cast(SessionHub, hub)
+
+
+def _error(code: str, message: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "error", "error": {"code": code, "message": message}, **extra}
+
+
+def _tenant(socket: WebSocket, api_keys: Mapping[str, str]) -> str | None:
+    """The caller's tenant (same keys as the REST routes); None without a valid key."""
+    if not api_keys:
+        return DEFAULT_TENANT
+    authorization = socket.headers.get("authorization", "")
+    bearer = authorization[7:].strip() if authorization.lower().startswith("bearer ") else ""
+    supplied = socket.headers.get("x-api-key") or bearer or socket.query_params.get("api_key")
+    if supplied:
+        for key, tenant in api_keys.items():
+            if hmac.compare_digest(key.encode(), supplied.encode()):
+                return tenant
+    return None
+
+
+def _parse(raw: Mapping[str, Any], max_bytes: int, max_chars: int) -> _Segment | _Ping:
+    """One received ASGI message as a segment or a ping, or :class:`_Refused` naming why."""
+    text = raw.get("text")
+    if text is None:
+        raise _Refused("unsupported_data", "binary messages are not accepted; send JSON text")
+    if len(text.encode("utf-8", "surrogatepass")) > max_bytes:
+        raise _Refused("payload_too_large", f"message over {max_bytes} bytes")
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise _Refused("invalid_json", f"message is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise _Refused("validation_error", "message must be a JSON object with a 'type'")
+    kind = data.get("type")
+    model: type[_Segment] | type[_Ping]
+    if kind == "segment":
+        model = _Segment
+    elif kind == "ping":
+        model = _Ping
+    else:
+        raise _Refused("unknown_type", f"unknown message type {kind!r}; expected 'segment'")
+    try:
+        message = model.model_validate(data)
+    except PydanticValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'message'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise _Refused("validation_error", f"invalid {kind}: {problems}") from None
+    if isinstance(message, _Segment):
+        try:
+            message.text = check_text(message.text, max_chars)
+        except HermesError as exc:
+            raise _Refused(exc.code, exc.message) from None
+    return message
+
+
+@router.websocket("/v1/sessions/{session_id}/ws")
+async def session_socket(socket: WebSocket, session_id: str) -> None:
+    """Stream a session's transcript in and its assist out (see the module docstring)."""
+    runtime = cast(Runtime, socket.app.state.runtime)
+    service = runtime.settings.service
+    await socket.accept()
+    peer = _Peer(socket)
+    # Refusals are said in a message first: browsers do not expose a close reason reliably.
+    tenant = _tenant(socket, service.api_keys)
+    if tenant is None:
+        await peer.send(_error("unauthorized", "a valid API key is required (api_key parameter)"))
+        await peer.close(CLOSE_UNAUTHORIZED)
+        return
+    user = socket.query_params.get("user_id", "")
+    if not _USER_ID.fullmatch(user):
+        await peer.send(_error("validation_error", "user_id: a customer id is required"))
+        await peer.close(CLOSE_BAD_REQUEST)
+        return
+    try:
+        session = await runtime.sessions.get(tenant, user, session_id)
+        if not session.is_open:
+            raise ConflictError("the session is closed", session_id=session_id)
+    except (NotFoundError, ConflictError) as exc:
+        await peer.send(_error(exc.code, exc.message))
+        await peer.close(CLOSE_NO_SESSION)
+        return
+
+    hub = _hub(socket)
+    hub.join(session_id, peer)
+    await peer.send(
+        {
+            "type": "ready",
+            "session_id": session_id,
+            "user_id": user,
+            "max_message_bytes": service.max_body_bytes,
+        }
+    )
+    sender, receiver = anyio.create_memory_object_stream[tuple[int, _Segment]](MAX_PENDING_SEGMENTS)
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(_run_turns, runtime, hub, peer, tenant, user, session_id, receiver)
+            await _read(
+                socket,
+                peer,
+                hub,
+                session_id,
+                sender,
+                service.max_body_bytes,
+                service.max_text_chars,
+            )
+    finally:
+        hub.leave(session_id, peer)
+
+
+async def _read(
+    socket: WebSocket,
+    peer: _Peer,
+    hub: SessionHub,
+    session_id: str,
+    pending: MemoryObjectSendStream[tuple[int, _Segment]],
+    max_bytes: int,
+    max_chars: int,
+) -> None:
+    """Validate and echo every message; hand final segments to the turn worker, in order."""
+    seq = 0
+    async with pending:
+        while not peer.gone:
+            raw = await socket.receive()
+            if raw["type"] == "websocket.disconnect":
+                peer.gone = True
+                return
+            seq += 1
+            try:
+                message = _parse(raw, max_bytes, max_chars)
+            except _Refused as refused:
+                await peer.send(_error(refused.code, refused.message, seq=seq))
+                continue
+            if isinstance(message, _Ping):
+                await peer.send({"type": "pong", "seq": seq})
+                continue
+            if message.final and pending.statistics().current_buffer_used >= MAX_PENDING_SEGMENTS:
+                await peer.send(
+                    _error("busy", "too many final segments waiting; resend later", seq=seq)
+                )
+                continue
+            # Echo first, so every watcher sees the segment before the assist it leads to.
+            await hub.publish(
+                session_id,
+                {
+                    "type": "segment",
+                    "seq": seq,
+                    "speaker": message.speaker,
+                    "text": message.text,
+                    "final": message.final,
+                },
+            )
+            if message.final:
+                try:
+                    pending.send_nowait((seq, message))
+                except (anyio.WouldBlock, anyio.BrokenResourceError):
+                    return  # the worker stopped: the session is gone and the socket closed
+
+
+async def _run_turns(
+    runtime: Runtime,
+    hub: SessionHub,
+    peer: _Peer,
+    tenant: str,
+    user: str,
+    session_id: str,
+    pending: MemoryObjectReceiveStream[tuple[int, _Segment]],
+) -> None:
+    """Run final segments one at a time (a turn reads the previous one's state)."""
+    assistant = runtime.assistant
+    assert assistant is not None
+    async with pending:
+        async for seq, segment in pending:
+            try:
+                outcome = await assistant.turn(
+                    tenant, user, session_id, segment.text, speaker=segment.speaker
+                )
+            except (NotFoundError, ConflictError) as exc:
+                # Closed or expired under us: every watcher learns it and is let go.
+                await hub.close_all(session_id, CLOSE_NO_SESSION, _error(exc.code, exc.message))
+                return
+            except HermesError as exc:
+                await peer.send(_error(exc.code, exc.message, seq=seq))
+                continue
+            if segment.speaker == "customer":
+                await hub.publish(session_id, {"type": "assist", "seq": seq, **outcome.to_dict()})

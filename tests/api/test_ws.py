@@ -1,0 +1,307 @@
+"""The session WebSocket over a real server: segments in, assist out, bad messages refused."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from demo_backend import create_app as create_backend
+from hermes_desk.api.app import create_app
+from hermes_desk.config import Settings
+from hermes_desk.testing.servers import serve_in_thread
+
+pytestmark = pytest.mark.anyio
+
+ORDER = "202405201234"
+KEY = "key-of-acme"
+
+
+@dataclass
+class Service:
+    url: str
+    backend_url: str
+    settings: Settings
+
+    def ws_url(self, session_id: str, **query: str) -> str:
+        params = httpx.QueryParams(query)
+        return f"{self.url.replace('http://', 'ws://')}/v1/sessions/{session_id}/ws?{params}"
+
+
+@pytest.fixture(scope="module")
+def backend_url() -> Iterator[str]:
+    with serve_in_thread(create_backend()) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("models")  # trained once for the module's servers
+
+
+def _settings(data_dir: Path, model_dir: Path, backend_url: str, **service: Any) -> Settings:
+    return Settings(
+        service={"data_dir": data_dir, "backend_url": backend_url, **service},
+        nlu={"model_dir": model_dir},
+        workflows={"watchdog_interval_s": 3600},
+    )
+
+
+@pytest.fixture
+def service(tmp_path: Path, model_dir: Path, backend_url: str) -> Iterator[Service]:
+    settings = _settings(tmp_path, model_dir, backend_url)
+    with serve_in_thread(create_app(settings), startup_timeout_s=60) as url:
+        yield Service(url, backend_url, settings)
+
+
+@pytest.fixture
+async def client(service: Service) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=service.url, timeout=30) as http:
+        yield http
+
+
+async def _open(client: httpx.AsyncClient, user: str) -> str:
+    response = await client.post("/v1/sessions", json={"user_id": user})
+    assert response.status_code in (200, 201), response.text
+    return str(response.json()["session_id"])
+
+
+async def _turns(client: httpx.AsyncClient, session_id: str, user: str) -> list[dict[str, Any]]:
+    response = await client.get(f"/v1/sessions/{session_id}", params={"user_id": user})
+    assert response.status_code == 200, response.text
+    return list(response.json()["turns"])
+
+
+async def _recv(socket: ClientConnection) -> dict[str, Any]:
+    message = json.loads(await socket.recv())
+    assert isinstance(message, dict)
+    return message
+
+
+async def _ready(socket: ClientConnection) -> dict[str, Any]:
+    ready = await _recv(socket)
+    assert ready["type"] == "ready", ready
+    return ready
+
+
+async def _segment(
+    socket: ClientConnection, text: str, *, final: bool = True, **extra: Any
+) -> None:
+    await socket.send(json.dumps({"type": "segment", "speaker": "customer", "text": text,
+                                  "final": final, **extra}, ensure_ascii=False))  # fmt: skip
+
+
+async def _closed_with(socket: ClientConnection) -> int | None:
+    with pytest.raises(ConnectionClosed):
+        while True:
+            await socket.recv()
+    return socket.close_code
+
+
+async def test_a_final_customer_segment_gets_the_assist(
+    service: Service, client: httpx.AsyncClient
+) -> None:
+    sid = await _open(client, "u1001")
+    async with connect(service.ws_url(sid, user_id="u1001")) as socket:
+        ready = await _ready(socket)
+        assert ready["session_id"] == sid
+        assert ready["max_message_bytes"] == service.settings.service.max_body_bytes
+        await _segment(socket, f"我的订单{ORDER}到哪了？")
+
+        echo = await _recv(socket)
+        assert echo == {"type": "segment", "seq": 1, "speaker": "customer",
+                        "text": f"我的订单{ORDER}到哪了？", "final": True}  # fmt: skip
+        assist = await _recv(socket)
+
+    assert assist["type"] == "assist" and assist["seq"] == 1
+    assert assist["session_id"] == sid and assist["turn_index"] == 0
+    assert assist["intent"]["name"] == "order_status"
+    assert assist["slots"]["order_id"] == ORDER
+    [call] = assist["tool_calls"]
+    assert call["tool"] == "get_shipment" and call["status"] == "ok"
+    async with httpx.AsyncClient() as backend:
+        shipment = (await backend.get(f"{service.backend_url}/shipments/{ORDER}")).json()
+    assert shipment["eta"] in assist["suggestion"]["text"]
+    assert assist["suggestion"]["compliant"] is True
+    # The same turn REST would have recorded.
+    turns = await _turns(client, sid, "u1001")
+    assert turns[0]["role"] == "user" and ORDER in turns[0]["text"]
+
+
+async def test_partial_segments_are_echoed_and_run_nothing(
+    service: Service, client: httpx.AsyncClient
+) -> None:
+    sid = await _open(client, "u1002")
+    before = (await client.get(f"{service.backend_url}/_log")).json()["last_seq"]
+    async with connect(service.ws_url(sid, user_id="u1002")) as socket:
+        await _ready(socket)
+        await _segment(socket, "我的订单", final=False)
+        await _segment(socket, f"我的订单{ORDER}到", final=False)
+        first, second = await _recv(socket), await _recv(socket)
+        await socket.send(json.dumps({"type": "ping"}))
+        pong = await _recv(socket)  # everything before it has been handled
+
+    assert first == {"type": "segment", "seq": 1, "speaker": "customer", "text": "我的订单",
+                     "final": False}  # fmt: skip
+    assert second["text"] == f"我的订单{ORDER}到" and second["final"] is False
+    assert pong == {"type": "pong", "seq": 3}
+    assert (await client.get(f"{service.backend_url}/_log")).json()["last_seq"] == before
+    assert await _turns(client, sid, "u1002") == []
+
+
+BAD_MESSAGES: list[tuple[str | bytes, str, str]] = [
+    ('{"type": "segment", "text": ', "invalid_json", "not valid JSON"),
+    ('["segment"]', "validation_error", "JSON object"),
+    ('{"text": "hi"}', "unknown_type", "None"),
+    ('{"type": "transcript", "text": "hi"}', "unknown_type", "transcript"),
+    ('{"type": "segment", "text": 5, "final": true}', "validation_error", "text"),
+    ('{"type": "segment", "text": "hi", "final": "yes"}', "validation_error", "final"),
+    ('{"type": "segment", "text": "hi", "speaker": "robot"}', "validation_error", "speaker"),
+    ('{"type": "segment", "text": "hi", "volume": 3}', "validation_error", "volume"),
+    ('{"type": "segment", "final": true}', "validation_error", "text"),
+    ('{"type": "segment", "text": "   ", "final": true}', "validation_error", "empty"),
+    ('{"type": "segment", "text": "a\\u0000b", "final": true}', "validation_error", "control"),
+    (json.dumps({"type": "segment", "text": "查" * 2001}), "validation_error", "longer than"),
+    (json.dumps({"type": "segment", "text": "x" * 70_000}), "payload_too_large", "bytes"),
+    (b"\x00\x01binary", "unsupported_data", "binary"),
+]
+
+
+async def test_bad_messages_get_errors_change_nothing_and_keep_the_socket(
+    service: Service, client: httpx.AsyncClient
+) -> None:
+    sid = await _open(client, "u1003")
+    before = (await client.get(f"{service.backend_url}/_log")).json()["last_seq"]
+    async with connect(service.ws_url(sid, user_id="u1003"), max_size=2**20) as socket:
+        await _ready(socket)
+        for seq, (raw, code, fragment) in enumerate(BAD_MESSAGES, start=1):
+            await socket.send(raw)
+            reply = await _recv(socket)
+            assert reply["type"] == "error", (raw, reply)
+            assert reply["seq"] == seq
+            assert reply["error"]["code"] == code, (raw, reply)
+            assert fragment in reply["error"]["message"], (raw, reply)
+
+        assert (await client.get(f"{service.backend_url}/_log")).json()["last_seq"] == before
+        assert await _turns(client, sid, "u1003") == []
+
+        await _segment(socket, f"帮我查一下订单{ORDER}")
+        assert (await _recv(socket))["type"] == "segment"
+        assist = await _recv(socket)
+        assert assist["type"] == "assist" and assist["slots"]["order_id"] == ORDER
+    assert len([t for t in await _turns(client, sid, "u1003") if t["role"] == "user"]) == 1
+
+
+async def test_agent_segments_are_recorded_without_assist(
+    service: Service, client: httpx.AsyncClient
+) -> None:
+    sid = await _open(client, "u1004")
+    async with connect(service.ws_url(sid, user_id="u1004")) as socket:
+        await _ready(socket)
+        await socket.send(json.dumps({"type": "segment", "speaker": "agent", "text": "您好"}))
+        echo = await _recv(socket)
+        await socket.send(json.dumps({"type": "ping"}))
+        assert (await _recv(socket))["type"] == "pong"
+    assert echo["speaker"] == "agent" and echo["final"] is True
+    turns = await _turns(client, sid, "u1004")
+    assert [(t["role"], t["text"]) for t in turns] == [("agent", "您好")]
+
+
+async def test_every_socket_on_the_session_sees_the_updates(
+    service: Service, client: httpx.AsyncClient
+) -> None:
+    sid = await _open(client, "u1001")
+    url = service.ws_url(sid, user_id="u1001")
+    async with connect(url) as platform, connect(url) as console:
+        await _ready(platform)
+        await _ready(console)
+        await _segment(platform, "我的订单", final=False)
+        assert (await _recv(console))["text"] == "我的订单"
+        await _segment(platform, f"我的订单{ORDER}到哪了")
+        assert (await _recv(console))["final"] is True
+        assist = await _recv(console)
+    assert assist["type"] == "assist" and assist["intent"]["name"] == "order_status"
+
+
+@pytest.mark.parametrize("who", ["another user", "unknown id", "closed session"])
+async def test_sessions_that_are_not_the_callers_are_closed_with_4404(
+    service: Service, client: httpx.AsyncClient, who: str
+) -> None:
+    sid = await _open(client, "u1001")
+    if who == "another user":
+        url = service.ws_url(sid, user_id="u2002")
+    elif who == "unknown id":
+        url = service.ws_url(sid[:-4] + "0000", user_id="u1001")
+    else:
+        closed = await client.delete(f"/v1/sessions/{sid}", params={"user_id": "u1001"})
+        assert closed.status_code == 200
+        url = service.ws_url(sid, user_id="u1001")
+    async with connect(url) as socket:
+        error = await _recv(socket)
+        assert await _closed_with(socket) == 4404
+    assert error["type"] == "error"
+    assert error["error"]["code"] in {"not_found", "conflict"}
+
+
+async def test_a_session_closed_while_connected_ends_the_socket(
+    service: Service, client: httpx.AsyncClient
+) -> None:
+    sid = await _open(client, "u1005")
+    async with connect(service.ws_url(sid, user_id="u1005")) as socket:
+        await _ready(socket)
+        closed = await client.delete(f"/v1/sessions/{sid}", params={"user_id": "u1005"})
+        assert closed.status_code == 200
+        await _segment(socket, f"我的订单{ORDER}到哪了")
+        assert (await _recv(socket))["type"] == "segment"
+        error = await _recv(socket)
+        assert error["type"] == "error" and "closed" in error["error"]["message"]
+        assert await _closed_with(socket) == 4404
+
+
+async def test_a_missing_user_id_is_refused(service: Service, client: httpx.AsyncClient) -> None:
+    sid = await _open(client, "u1001")
+    async with connect(service.ws_url(sid, user_id="u 1001")) as socket:
+        error = await _recv(socket)
+        assert await _closed_with(socket) == 4400
+    assert "user_id" in error["error"]["message"]
+
+
+@pytest.fixture
+def keyed(tmp_path: Path, model_dir: Path, backend_url: str) -> Iterator[Service]:
+    settings = _settings(tmp_path, model_dir, backend_url, api_keys={KEY: "acme"})
+    with serve_in_thread(create_app(settings), startup_timeout_s=60) as url:
+        yield Service(url, backend_url, settings)
+
+
+@pytest.mark.parametrize("key", [None, "wrong-key"])
+async def test_keys_configured_and_no_valid_key_closes_with_4401(
+    keyed: Service, key: str | None
+) -> None:
+    async with httpx.AsyncClient(base_url=keyed.url, headers={"x-api-key": KEY}) as http:
+        sid = await _open(http, "u1001")
+    query = {"user_id": "u1001"} | ({"api_key": key} if key else {})
+    async with connect(keyed.ws_url(sid, **query)) as socket:
+        error = await _recv(socket)
+        assert await _closed_with(socket) == 4401
+    assert error["error"]["code"] == "unauthorized"
+
+
+@pytest.mark.parametrize("how", ["query", "header"])
+async def test_a_valid_key_reaches_the_tenants_session(keyed: Service, how: str) -> None:
+    async with httpx.AsyncClient(base_url=keyed.url, headers={"x-api-key": KEY}) as http:
+        sid = await _open(http, "u1001")
+    if how == "query":
+        socket_cm = connect(keyed.ws_url(sid, user_id="u1001", api_key=KEY))
+    else:
+        socket_cm = connect(
+            keyed.ws_url(sid, user_id="u1001"), additional_headers={"X-API-Key": KEY}
+        )
+    async with socket_cm as socket:
+        assert (await _ready(socket))["session_id"] == sid
