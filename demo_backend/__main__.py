@@ -19,15 +19,26 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="POST /password only after a successful POST /sms/verify for that phone",
     )
+    parser.add_argument(
+        "--sample-dates",
+        action="store_true",
+        help="keep the sample data's dates as written (default: moved to today)",
+    )
     parser.add_argument("--log-level", default="warning")
     args = parser.parse_args(argv)
+
+    import datetime as dt
 
     import uvicorn
 
     from demo_backend.app import create_app
     from demo_backend.state import BackendState
 
-    state = BackendState(seed=args.seed, require_verified_phone=args.require_verified_phone)
+    state = BackendState(
+        seed=args.seed,
+        require_verified_phone=args.require_verified_phone,
+        today=None if args.sample_dates else dt.date.today(),
+    )
     print(f"Hermes Desk demo backend on http://{args.host}:{args.port}", flush=True)
     uvicorn.run(create_app(state), host=args.host, port=args.port, log_level=args.log_level)
     return 0

@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import copy
+import datetime as dt
 import hashlib
 import json
 import random
+import re
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -90,6 +92,23 @@ def load_sample_data() -> dict[str, Any]:
     return data
 
 
+#: The "today" of the bundled sample data: its shipments were last updated on this day.
+SAMPLE_TODAY = dt.date(2024, 5, 28)
+_ISO_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})(.*)$")
+
+
+def _shift_dates(record: dict[str, Any], shift: dt.timedelta) -> dict[str, Any]:
+    """Move every ISO date or timestamp value of a record by ``shift`` (ids are left alone)."""
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        match = _ISO_DATE.match(value) if isinstance(value, str) else None
+        if match and not key.endswith("_id"):
+            day = dt.date.fromisoformat(match.group(1)) + shift
+            value = day.isoformat() + match.group(2)
+        out[key] = value
+    return out
+
+
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -106,6 +125,9 @@ class BackendState:
         sms_code_ttl_s: how long a sent code stays valid.
         require_verified_phone: when true, ``POST /password`` needs a successful
             ``POST /sms/verify`` for that phone since its last password change.
+        today: the day the sample data is moved to (its dates keep their distance from
+            :data:`SAMPLE_TODAY`), so a parcel "7 days in transit" is due in the coming days
+            whenever the demo runs; ``None`` keeps the dates as written.
     """
 
     def __init__(
@@ -118,6 +140,7 @@ class BackendState:
         data: Mapping[str, Any] | None = None,
         sms_code_ttl_s: float = 300.0,
         require_verified_phone: bool = False,
+        today: dt.date | None = None,
     ) -> None:
         self.rng = rng if rng is not None else random.Random(seed)
         self.now = now
@@ -127,6 +150,10 @@ class BackendState:
         self.faults = FaultTable(self.rng)
         self.log = RequestLog(now)
         raw = copy.deepcopy(dict(data) if data is not None else load_sample_data())
+        if today is not None:
+            shift = today - SAMPLE_TODAY
+            raw["orders"] = [_shift_dates(o, shift) for o in raw["orders"]]
+            raw["shipments"] = [_shift_dates(s, shift) for s in raw["shipments"]]
         self.users: dict[str, dict[str, Any]] = {u["user_id"]: u for u in raw["users"]}
         self.orders: dict[str, dict[str, Any]] = {o["order_id"]: o for o in raw["orders"]}
         self.shipments: dict[str, dict[str, Any]] = {s["order_id"]: s for s in raw["shipments"]}

@@ -129,3 +129,19 @@ def test_each_state_starts_fresh(client: httpx.Client, state: BackendState) -> N
     assert response.status_code == 200
     assert client.get("/orders/202405181001").json()["status"] == "returning"
     assert BackendState().order("202405181001")["status"] == "delivered"
+
+
+def test_sample_dates_move_to_today_keeping_their_distance() -> None:
+    import datetime as dt
+
+    from demo_backend.state import SAMPLE_TODAY, BackendState
+
+    today = dt.date(2026, 11, 30)
+    moved = BackendState(today=today).shipment("202405201234")
+    written = BackendState().shipment("202405201234")
+    shift = today - SAMPLE_TODAY
+    assert moved["eta"] == (dt.date.fromisoformat(written["eta"]) + shift).isoformat()
+    assert moved["last_update"].startswith(today.isoformat())
+    assert moved["last_update"][10:] == written["last_update"][10:], "time of day kept"
+    assert moved["order_id"] == written["order_id"] == "202405201234"
+    assert moved["days_in_transit"] == written["days_in_transit"]
