@@ -1,0 +1,106 @@
+"""The agent console in a real headless Chromium: open a session, type, read the assist."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+from tests.browser.conftest import Console
+from websockets.sync.client import connect
+
+pytestmark = pytest.mark.browser
+
+ORDER = "202405201234"
+SCREENSHOT = "/tmp/hermes-console.png"
+
+
+def _open_session(page: Page, console: Console, user: str) -> str:
+    page.goto(f"{console.url}/console")
+    page.get_by_test_id("user-id").fill(user)
+    page.get_by_test_id("open-session").click()
+    expect(page.get_by_test_id("connection")).to_have_text(re.compile("live"))
+    session_id = page.get_by_test_id("session-id").inner_text()
+    assert session_id.startswith(user) or len(session_id) > 16
+    return session_id
+
+
+def test_an_order_question_shows_intent_suggestion_and_tool_call(
+    page: Page, console: Console
+) -> None:
+    requests: list[str] = []
+    problems: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+
+    _open_session(page, console, "u1001")
+    page.get_by_test_id("utterance").fill(f"我的订单{ORDER}到哪了？")
+    page.get_by_test_id("utterance").press("Enter")
+
+    shipment = httpx.get(f"{console.backend_url}/shipments/{ORDER}").json()
+    expect(page.get_by_test_id("intent")).to_have_text("order_status")
+    expect(page.get_by_test_id("confidence")).to_contain_text("%")
+    expect(page.get_by_test_id("slots")).to_contain_text(ORDER)
+    expect(page.get_by_test_id("suggestion")).to_contain_text(shipment["eta"])
+    expect(page.get_by_test_id("suggestion-source")).to_contain_text("offline")
+    expect(page.get_by_test_id("suggestion-compliance")).to_contain_text("compliant")
+    row = page.get_by_test_id("tool-calls").locator("tbody tr")
+    expect(row).to_have_count(1)
+    expect(row.locator("td").nth(0)).to_have_text("get_shipment")
+    expect(row.locator("td").nth(1)).to_have_text("ok")
+    expect(row.locator("td").nth(2)).to_contain_text("ms")
+    final = page.get_by_test_id("transcript").locator(".line.final")
+    expect(final).to_have_count(1)
+    expect(final).to_contain_text(ORDER)
+    breakers = page.get_by_test_id("breakers")
+    expect(breakers).to_contain_text("get_shipment")
+    expect(breakers.locator("tr", has_text="get_shipment")).to_contain_text("closed")
+    page.screenshot(path=SCREENSHOT, full_page=True)
+
+    assert problems == []
+    local = (console.url, console.url.replace("http://", "ws://"))
+    assert requests and all(url.startswith(local) for url in requests), requests
+
+
+def test_partial_segments_are_grey_until_the_final_one(page: Page, console: Console) -> None:
+    session_id = _open_session(page, console, "u1002")
+    url = f"{console.url.replace('http://', 'ws://')}/v1/sessions/{session_id}/ws?user_id=u1002"
+
+    def send(socket: Any, text: str, final: bool) -> None:
+        socket.send(json.dumps({"type": "segment", "speaker": "customer", "text": text,
+                                "final": final}, ensure_ascii=False))  # fmt: skip
+
+    transcript = page.get_by_test_id("transcript")
+    with connect(url) as platform:  # the call platform's speech recognition, streaming
+        assert json.loads(platform.recv())["type"] == "ready"
+        send(platform, "我的订单", final=False)
+        expect(transcript.locator(".line.partial")).to_have_text(re.compile("我的订单$"))
+        send(platform, f"我的订单{ORDER}", final=False)
+        expect(transcript.locator(".line.partial")).to_have_count(1)
+        expect(transcript.locator(".line.partial")).to_contain_text(ORDER)
+        expect(page.get_by_test_id("intent")).to_have_text("—")  # partials run nothing
+        send(platform, f"我的订单{ORDER}到哪了", final=True)
+        expect(transcript.locator(".line.partial")).to_have_count(0)
+        expect(transcript.locator(".line.final")).to_contain_text("到哪了")
+        expect(page.get_by_test_id("intent")).to_have_text("order_status")
+
+
+def test_a_resumed_session_shows_its_transcript_and_closing_ends_it(
+    page: Page, console: Console
+) -> None:
+    session_id = _open_session(page, console, "u1003")
+    page.get_by_test_id("utterance").fill("我的快递到哪了")
+    page.get_by_test_id("utterance").press("Enter")
+    expect(page.get_by_test_id("missing")).to_contain_text("order_id")
+
+    page.reload()
+    assert _open_session(page, console, "u1003") == session_id
+    expect(page.get_by_test_id("transcript").locator(".line.final")).to_contain_text("快递")
+
+    page.get_by_test_id("close-session").click()
+    expect(page.get_by_test_id("connection")).to_contain_text("ended")
+    expect(page.get_by_test_id("utterance")).to_be_disabled()
