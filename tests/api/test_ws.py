@@ -305,3 +305,31 @@ async def test_a_valid_key_reaches_the_tenants_session(keyed: Service, how: str)
         )
     async with socket_cm as socket:
         assert (await _ready(socket))["session_id"] == sid
+
+
+async def test_a_turn_that_breaks_is_reported_and_the_socket_keeps_working(
+    tmp_path: Path, model_dir: Path, backend_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = create_app(_settings(tmp_path, model_dir, backend_url))
+    with serve_in_thread(app, startup_timeout_s=60) as url:
+        service = Service(url, backend_url, app.state.runtime.settings)
+        assistant = app.state.runtime.assistant
+        original = assistant.turn
+
+        async def flaky(tenant: str, user: str, sid: str, text: str, **kw: Any) -> Any:
+            if text == "boom":
+                raise RuntimeError("a bug")
+            return await original(tenant, user, sid, text, **kw)
+
+        monkeypatch.setattr(assistant, "turn", flaky)
+        async with httpx.AsyncClient(base_url=url) as http:
+            sid = await _open(http, "u1001")
+        async with connect(service.ws_url(sid, user_id="u1001")) as socket:
+            await _ready(socket)
+            await _segment(socket, "boom")
+            assert (await _recv(socket))["type"] == "segment"
+            error = await _recv(socket)
+            assert error["error"]["code"] == "internal_error" and error["seq"] == 1
+            await _segment(socket, f"我的订单{ORDER}到哪了")
+            assert (await _recv(socket))["type"] == "segment"
+            assert (await _recv(socket))["intent"]["name"] == "order_status"

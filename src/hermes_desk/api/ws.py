@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import json
+import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -67,6 +68,7 @@ CLOSE_NO_SESSION = 4404
 MAX_PENDING_SEGMENTS = 16
 
 router = APIRouter(tags=["realtime"])
+_logger = logging.getLogger(__name__)
 _USER_ID = re.compile(USER_ID_PATTERN)
 
 
@@ -340,6 +342,11 @@ async def _run_turns(
                 return
             except HermesError as exc:
                 await peer.send(_error(exc.code, exc.message, seq=seq))
+                continue
+            except Exception:
+                # One broken turn must not end a call's socket: report it, keep listening.
+                _logger.exception("turn failed on session socket %s", session_id)
+                await peer.send(_error("internal_error", "the turn failed", seq=seq))
                 continue
             if segment.speaker == "customer":
                 await hub.publish(session_id, {"type": "assist", "seq": seq, **outcome.to_dict()})
