@@ -53,7 +53,7 @@ def chromium_path() -> str:
 
 
 @pytest.fixture
-def page(chromium_path: str, tmp_path: Path) -> Iterator[Any]:
+def page(chromium_path: str) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
