@@ -29,12 +29,27 @@ def train(
     out: Annotated[Path, typer.Option(help="folder to write the model to")],
     kind: Annotated[str, typer.Option(help="ensemble | linear | mlp | crf")] = "ensemble",
     threshold: Annotated[
-        float, typer.Option(help="out-of-scope threshold stored with the model")
-    ] = 0.5,
+        float | None,
+        typer.Option(
+            help="out-of-scope threshold stored with the model (default: chosen on "
+            "--validation, else the nlu.oos_threshold setting)"
+        ),
+    ] = None,
+    validation: Annotated[
+        Path | None,
+        typer.Option(
+            help="validation JSONL: store the largest threshold whose in-scope accuracy "
+            "there is >= --min-in-scope"
+        ),
+    ] = None,
+    min_in_scope: Annotated[
+        float, typer.Option(help="in-scope accuracy floor of the threshold rule")
+    ] = 0.91,
 ) -> None:
-    """Train an intent classifier and save it to OUT."""
+    """Train an intent classifier and save it to OUT (with its out-of-scope threshold)."""
+    from hermes_desk.config import NluSettings
     from hermes_desk.nlu import build_classifier, load_examples
-    from hermes_desk.nlu.intent import read_meta, write_meta
+    from hermes_desk.nlu.threshold import choose_threshold, save_threshold
 
     try:
         examples = load_examples(data)
@@ -42,8 +57,15 @@ def train(
         typer.echo(f"training {kind} on {len(examples)} examples from {data} …", err=True)
         classifier.fit([e.text for e in examples], [e.intent for e in examples])
         classifier.save(out)
-        meta = read_meta(out)
-        write_meta(out, **{**meta, "oos_threshold": threshold, "examples": len(examples)})
+        if threshold is None and validation is not None:
+            choice = choose_threshold(
+                classifier, load_examples(validation), min_in_scope_accuracy=min_in_scope
+            )
+            typer.echo(f"threshold {choice.threshold} ({choice.rule})", err=True)
+            save_threshold(out, choice, examples=len(examples))
+        else:
+            th = NluSettings().oos_threshold if threshold is None else threshold
+            save_threshold(out, th, examples=len(examples))
     except HermesError as exc:
         _fail(exc)
     typer.echo(f"saved {kind} model to {out}")
@@ -64,9 +86,10 @@ def evaluate(
     from rich.console import Console
     from rich.progress import Progress
 
+    from hermes_desk.config import NluSettings
     from hermes_desk.nlu import evaluate as run_evaluation
     from hermes_desk.nlu import load_classifier, load_examples
-    from hermes_desk.nlu.intent import read_meta
+    from hermes_desk.nlu.threshold import model_threshold
 
     try:
         classifier = load_classifier(model)
@@ -74,7 +97,7 @@ def evaluate(
         th = (
             threshold
             if threshold is not None
-            else float(read_meta(model).get("oos_threshold", 0.5))
+            else model_threshold(model, NluSettings().oos_threshold)
         )
         # The bar goes to stderr so that --json output on stdout stays one clean object.
         console = Console(stderr=True)

@@ -25,7 +25,13 @@ from hermes_desk.nlu.intent import (
 )
 from hermes_desk.nlu.model_slots import RejectedSlot, merge_model_slots
 from hermes_desk.nlu.slots import SlotExtractor, extract_durations
-from hermes_desk.nlu.state import DialogueState, ResolvedIntent, is_follow_up
+from hermes_desk.nlu.state import (
+    DialogueState,
+    ResolvedIntent,
+    is_acknowledgement,
+    is_follow_up,
+    is_short,
+)
 
 __all__ = [
     "CLASSIFIER_KINDS",
@@ -47,7 +53,9 @@ __all__ = [
     "evaluate_conversations",
     "extract_durations",
     "find_dates",
+    "is_acknowledgement",
     "is_follow_up",
+    "is_short",
     "load_classifier",
     "load_conversations",
     "load_examples",

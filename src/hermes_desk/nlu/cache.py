@@ -23,7 +23,7 @@ from hermes_desk.nlu.intent import IntentClassifier, build_classifier, load_clas
 __all__ = ["fingerprint", "load_or_train", "model_path"]
 
 # Bumped when features or training change in a way that makes old cached models stale.
-_FEATURES_VERSION = 2
+_FEATURES_VERSION = 3
 
 
 def fingerprint(examples: Sequence[Example], kind: str) -> str:

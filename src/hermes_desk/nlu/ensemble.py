@@ -1,8 +1,10 @@
-"""The default intent model: the mean of the calibrated SVM's and the perceptron's probabilities.
+"""The default intent model: the mean of the calibrated SVM's probabilities and the perceptrons'.
 
 Measured on CLINC150 validation, the mean beats either member alone both without a threshold and
 at the out-of-scope threshold (the SVM ranks in-scope intents well, the perceptron's softmax
-separates out-of-scope queries better).
+separates out-of-scope queries better). The perceptron part is itself the mean of ``seeds``
+perceptrons trained from different random starts: one perceptron's in-scope accuracy moves by
+about half a point from seed to seed on CLINC150 validation, and averaging removes most of that.
 """
 
 from __future__ import annotations
@@ -22,16 +24,35 @@ __all__ = ["EnsembleIntentClassifier"]
 
 
 class EnsembleIntentClassifier:
-    """Linear SVM + one-hidden-layer perceptron over the same TF-IDF features."""
+    """Linear SVM + one-hidden-layer perceptrons over the same TF-IDF features.
+
+    Args:
+        c: the SVM's regularisation.
+        hidden: each perceptron's hidden width.
+        epochs: passes over the data per perceptron.
+        seeds: how many perceptrons (random starts ``0 … seeds-1``) are averaged.
+        top_k: how many labels the ranking keeps.
+    """
 
     kind = "ensemble"
 
     def __init__(
-        self, *, c: float = 1.0, hidden: int = 256, epochs: int = 12, top_k: int = 5
+        self,
+        *,
+        c: float = 1.0,
+        hidden: int = 256,
+        epochs: int = 12,
+        seeds: int = 2,
+        top_k: int = 5,
     ) -> None:
+        if seeds < 1:
+            raise ConfigError("an ensemble needs at least one perceptron (seeds >= 1)")
         self.top_k = top_k
         self.linear = LinearIntentClassifier(c=c, top_k=top_k)
-        self.mlp = MlpIntentClassifier(hidden=hidden, epochs=epochs, top_k=top_k)
+        self.mlps = [
+            MlpIntentClassifier(hidden=hidden, epochs=epochs, seed=seed, top_k=top_k)
+            for seed in range(seeds)
+        ]
         self._fast: Any = None
 
     @property
@@ -52,13 +73,15 @@ class EnsembleIntentClassifier:
         vectorizer = build_vectorizer(char_min_df=2 if len(texts) > 2000 else 1)
         x = vectorizer.fit_transform(list(texts)).astype(np.float32)
         self.linear.fit_matrix(vectorizer, x, y, classes)
-        self.mlp.fit_matrix(vectorizer, x, y, classes)
+        for mlp in self.mlps:
+            mlp.fit_matrix(vectorizer, x, y, classes)
         self._fast = FastFeatures(vectorizer)
 
     def probabilities(self, texts: Sequence[str]) -> Any:
-        if self.linear.classes != self.mlp.classes:
+        if any(self.linear.classes != mlp.classes for mlp in self.mlps):
             raise MisuseError("ensemble members were trained on different labels")
-        return (self.linear.probabilities(texts) + self.mlp.probabilities(texts)) / 2.0
+        mlp = sum(m.probabilities(texts) for m in self.mlps) / len(self.mlps)
+        return (self.linear.probabilities(texts) + mlp) / 2.0
 
     def predict_many(self, texts: Sequence[str]) -> list[IntentPrediction]:
         if not texts:
@@ -70,20 +93,26 @@ class EnsembleIntentClassifier:
             raise MisuseError("the intent classifier is not trained: call fit or load first")
         indices, values = self._fast(text)
         svm = softmax(self.linear.scores_fast(indices, values)[None, :], self.linear.temperature)
-        mlp = softmax(self.mlp.logits_fast(indices, values)[None, :])
-        return rank_probabilities((svm + mlp) / 2.0, self.classes, self.top_k)[0]
+        mlp = sum(softmax(m.logits_fast(indices, values)[None, :]) for m in self.mlps)
+        return rank_probabilities((svm + mlp / len(self.mlps)) / 2.0, self.classes, self.top_k)[0]
 
     def save(self, directory: Path) -> None:
         self.linear.save(directory / "linear")
-        self.mlp.save(directory / "mlp")
-        write_meta(directory, self.kind, classes=self.classes)
+        for i, mlp in enumerate(self.mlps):
+            mlp.save(directory / _mlp_folder(i))
+        write_meta(directory, self.kind, classes=self.classes, seeds=len(self.mlps))
 
     @classmethod
     def load(cls, directory: Path) -> EnsembleIntentClassifier:
-        read_meta(directory)
-        model = cls()
+        seeds = int(read_meta(directory).get("seeds", 1))
+        model = cls(seeds=seeds)
         model.linear = LinearIntentClassifier.load(directory / "linear")
-        model.mlp = MlpIntentClassifier.load(directory / "mlp")
+        model.mlps = [MlpIntentClassifier.load(directory / _mlp_folder(i)) for i in range(seeds)]
         model.top_k = model.linear.top_k
         model._fast = model.linear._fast
         return model
+
+
+def _mlp_folder(i: int) -> str:
+    # The first perceptron keeps the folder name models with a single one were saved under.
+    return "mlp" if i == 0 else f"mlp-{i}"

@@ -1,4 +1,4 @@
-"""TF-IDF (word 1–2-grams + char_wb 2–5-grams) and a linear SVM, with calibrated confidence.
+"""TF-IDF (word 1–2-grams + char_wb 1–5-grams) and a linear SVM, with calibrated confidence.
 
 The SVM's one-vs-rest scores become probabilities through a softmax whose temperature is fitted
 on out-of-fold scores of the training data (no extra data needed). ``oos`` training examples,

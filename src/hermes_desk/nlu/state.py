@@ -1,20 +1,26 @@
 """Dialogue state: the intent and slots a conversation has so far, carried from turn to turn.
 
-Intent resolution in context (what the turn pipeline calls after the classifier):
+Intent resolution in context (what the turn pipeline calls after the classifier), in order:
 
-1. The classifier's probabilities are re-weighted by a context prior (the conversation's
-   current intent counts ``stickiness`` times); a confident in-scope top label (≥ threshold)
-   is taken.
-2. A turn that only brings a slot value (an order id, a phone number) keeps the conversation's
-   intent, whatever the classifier says: a bare value carries no intent of its own.
-3. When the classifier is unsure (below the threshold) and the conversation already has an
-   in-scope intent, a follow-up keeps that intent: an elliptical turn ("那什么时候能到？",
-   "what about the refund?", "…呢"), a turn that only brings a slot value (an order id, a phone
-   number), or a turn whose ranking still has the previous intent near the top.
-4. Otherwise the turn is out of scope (``oos``): no tool may run.
+1. An acknowledgement or closing alone ("好的谢谢", "ok thanks", "没事了") is out of scope: it
+   asks for nothing, so no tool may run, whatever the conversation was about.
+2. A turn that only brings a slot value (an order id, a phone number, a code) keeps the
+   conversation's intent, whatever the classifier says: a bare value carries no intent of its own.
+3. An elliptical turn keeps the conversation's intent unless the classifier is very sure of
+   something else (``override``): a turn with a follow-up marker ("那什么时候能到？",
+   "what about the refund?", "…呢"), or a short turn (a few characters or words) whose ranking
+   still has the conversation's intent among its top ``short_window`` labels.
+4. Otherwise the classifier's probabilities are re-weighted by a context prior (the
+   conversation's intent counts ``stickiness`` times) and a confident in-scope top label
+   (≥ threshold) is taken: a self-contained request may change the topic.
+5. A confident ``oos`` turn is out of scope (small talk in the middle of a conversation).
+6. An unsure turn (below the threshold) in a conversation that already has an intent keeps that
+   intent: in a customer-service conversation an unclear turn is far more often about the
+   current topic than a new one. With no intent yet it is out of scope.
 
-A confident ``oos`` prediction is never overridden by context unless it is a bare follow-up and
-the classifier's confidence stays below ``carry_oos_below``.
+These rules were checked by cross-validation on synthetic two- and three-turn conversations
+built from held-out pack examples (a request followed by a topic switch, another request of the
+same intent, a slot value, an elliptical follow-up or an acknowledgement).
 
 Slots accumulate: a new value replaces the old one for the same slot; ``slots_for`` hands a tool
 only the slots its intent's schema declares.
@@ -29,21 +35,45 @@ from typing import Any
 
 from hermes_desk.nlu.intent import OOS, IntentPrediction
 
-__all__ = ["DialogueState", "ResolvedIntent", "is_follow_up"]
+__all__ = ["DialogueState", "ResolvedIntent", "is_acknowledgement", "is_follow_up", "is_short"]
 
 _FOLLOW_UP_START = re.compile(
-    r"^\s*(那|那么|那个|还有|另外|然后|再|所以"
-    r"|and|so|also|then|what about|how about|and what about)"
+    r"^\s*(那|那么|那个|还有|另外|然后|再|所以|还是|怎么还|是不是"
+    r"|and|so|also|then|what about|how about|and what about|is it|is that|still)"
     r"(?![a-z])",
     re.IGNORECASE,
 )
 _FOLLOW_UP_END = re.compile(r"(呢|呀|啊)\s*[?？!！。.]*\s*$")
 _SLOT_ONLY = re.compile(
-    r"^\s*(?:(?:我的)?(?:订单号?|单号|手机号?|电话|号码"
-    r"|order(?: id| number)?|phone|number|it'?s|是)"
-    r"\s*[:：是]?\s*)?[\d\s+\-]{6,}\s*[。.!！]?\s*$",
+    r"^\s*(?:(?:我的|my|the)?\s*(?:订单号?|单号|手机号?|电话|号码|验证码"
+    r"|order(?: id| number| no\.?)?|phone(?: number)?|number|code"
+    r"|it'?s|is|是)\s*[:：是]?\s*)*[\d\s+\-]{6,}\s*[。.!！]?\s*$",
     re.IGNORECASE,
 )
+_ACK_WORD = (
+    r"(?:好的?|好吧|好嘞|行吧?|可以了?|嗯+|哦+|噢|知道了|明白了?|了解了?|收到|懂了"
+    r"|谢谢你?们?|多谢|感谢|辛苦了?|没事了?|没问题|没有了|再见|拜拜"
+    r"|ok(?:ay)?|thanks?(?: you)?|thx|got it|bye|great|fine|cool|sure|alright|no problem"
+    r"|that'?s all|understood|all good|good)"
+)
+_ACK = re.compile(rf"^\s*(?:{_ACK_WORD}[\s,，.。!！~、啊了呀哈]*)+$", re.IGNORECASE)
+_CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_LATIN_WORD = re.compile(r"[a-zA-Z]+")
+
+
+def is_acknowledgement(text: str) -> bool:
+    """Is ``text`` only thanks, agreement or goodbye (no request of its own)?"""
+    return _ACK.match(text) is not None
+
+
+def is_short(text: str, *, cjk_chars: int = 6, words: int = 4) -> bool:
+    """At most ``cjk_chars`` Chinese characters (and no Latin words), or at most ``words``
+    Latin words (and no Chinese): too little text to state a new request."""
+    cjk = len(_CJK_CHAR.findall(text))
+    latin = len(_LATIN_WORD.findall(text))
+    if cjk:
+        return latin == 0 and cjk <= cjk_chars
+    return 0 < latin <= words
 
 
 def is_follow_up(text: str) -> bool:
@@ -79,18 +109,19 @@ class DialogueState:
     """Per-session intent and slot memory.
 
     Args:
-        threshold: the out-of-scope threshold (``NluSettings.oos_threshold``).
-        carry_oos_below: a follow-up the model calls ``oos`` keeps the previous intent only if
-            the ``oos`` confidence is below this.
-        ranking_window: how many of the top labels are searched for the previous intent.
-        stickiness: the previous intent's probability is multiplied by this before the top
-            label is chosen (a conversation tends to stay on its topic); 1 = no context prior.
+        threshold: the out-of-scope threshold (``NluSettings.oos_threshold`` or the model's).
+        stickiness: the conversation's intent's probability is multiplied by this before the
+            top label is chosen (a conversation tends to stay on its topic); 1 = no prior.
+        override: an elliptical turn changes the topic only if the classifier's confidence in
+            its own top label is at least this.
+        short_window: a short turn without a follow-up marker keeps the intent only if the
+            intent is among this many top labels of the classifier's ranking.
     """
 
     threshold: float = 0.5
-    carry_oos_below: float = 0.8
-    ranking_window: int = 2
     stickiness: float = 2.0
+    override: float = 0.85
+    short_window: int = 3
     intent: str | None = None
     slots: dict[str, Any] = field(default_factory=dict)
     turns: int = 0
@@ -105,23 +136,29 @@ class DialogueState:
 
     def _decide(self, text: str, p: IntentPrediction) -> ResolvedIntent:
         previous = self.intent
-        if previous is not None and _SLOT_ONLY.match(text):
+        if is_acknowledgement(text):
+            return ResolvedIntent(OOS, p.confidence, False, p)
+        if previous is None:
+            if p.intent != OOS and p.confidence >= self.threshold:
+                return ResolvedIntent(p.intent, p.confidence, False, p)
+            return ResolvedIntent(OOS, p.confidence, False, p)
+        if _SLOT_ONLY.match(text):
             # A bare slot value ("订单号是…", "13800138000") answers the open request.
             return ResolvedIntent(previous, p.confidence, True, p)
+        if p.confidence < self.override and self._elliptical(text, p, previous):
+            return ResolvedIntent(previous, p.confidence, p.intent != previous, p)
         intent, confidence = self._with_context_prior(p)
         if confidence >= self.threshold and intent != OOS:
             return ResolvedIntent(intent, confidence, intent != p.intent, p)
-        if previous is None:
-            return ResolvedIntent(OOS, p.confidence, False, p)
-        follow_up = is_follow_up(text)
         if intent == OOS and confidence >= self.threshold:
-            if follow_up and p.confidence < self.carry_oos_below:
-                return ResolvedIntent(previous, p.confidence, True, p)
             return ResolvedIntent(OOS, p.confidence, False, p)
-        near_top = [label for label, _ in p.ranking[: self.ranking_window]]
-        if follow_up or previous in near_top:
-            return ResolvedIntent(previous, p.confidence, True, p)
-        return ResolvedIntent(OOS, p.confidence, False, p)
+        return ResolvedIntent(previous, p.confidence, p.intent != previous, p)
+
+    def _elliptical(self, text: str, p: IntentPrediction, previous: str) -> bool:
+        if is_follow_up(text):
+            return True
+        top = [label for label, _ in p.ranking[: self.short_window]]
+        return is_short(text) and previous in top
 
     def _with_context_prior(self, p: IntentPrediction) -> tuple[str, float]:
         """Top label after weighting the conversation's intent by ``stickiness``."""
