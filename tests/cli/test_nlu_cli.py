@@ -72,3 +72,28 @@ def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
         app, ["evaluate", "--model", str(tmp_path / "none"), "--data", str(bad)]
     )
     assert result.exit_code == 2
+
+
+def test_train_chooses_threshold_on_validation_and_evaluate_uses_it(tmp_path: Path) -> None:
+    data = _write(tmp_path / "train.jsonl", ROWS)
+    runner = CliRunner()
+    args = ["train", "--data", str(data), "--out", str(tmp_path / "m"), "--kind", "linear"]
+    # A floor no threshold can miss on its own training data: the rule takes the grid's top.
+    result = runner.invoke(app, [*args, "--validation", str(data), "--min-in-scope", "0.0"])
+    assert result.exit_code == 0, result.output
+    meta = json.loads((tmp_path / "m" / "meta.json").read_text("utf-8"))
+    assert meta["oos_threshold"] == 0.9
+    assert ">= 0" in meta["threshold_rule"]
+    result = runner.invoke(
+        app, ["evaluate", "--model", str(tmp_path / "m"), "--data", str(data), "--json"]
+    )
+    assert json.loads(result.stdout)["threshold"] == 0.9
+
+
+def test_explicit_threshold_wins_over_validation(tmp_path: Path) -> None:
+    data = _write(tmp_path / "train.jsonl", ROWS)
+    out = tmp_path / "m"
+    args = ["train", "--data", str(data), "--out", str(out), "--kind", "linear"]
+    result = CliRunner().invoke(app, [*args, "--validation", str(data), "--threshold", "0.35"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "meta.json").read_text("utf-8"))["oos_threshold"] == 0.35

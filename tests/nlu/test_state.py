@@ -1,6 +1,13 @@
 from __future__ import annotations
 
-from hermes_desk.nlu import OOS, DialogueState, IntentPrediction, is_follow_up
+from hermes_desk.nlu import (
+    OOS,
+    DialogueState,
+    IntentPrediction,
+    is_acknowledgement,
+    is_follow_up,
+    is_short,
+)
 
 
 def pred(intent: str, conf: float, *rest: tuple[str, float]) -> IntentPrediction:
@@ -55,3 +62,51 @@ def test_is_follow_up() -> None:
     assert is_follow_up("what about the refund?")
     assert is_follow_up("13800138000")
     assert not is_follow_up("我要投诉快递员")
+
+
+def test_acknowledgement_is_out_of_scope_even_in_a_conversation() -> None:
+    state = DialogueState(threshold=0.5)
+    state.resolve("我的快递怎么还没到", pred("logistics", 0.9))
+    for text in ("好的谢谢", "ok thanks", "行吧，知道了"):
+        assert state.resolve(text, pred("logistics", 0.6)).out_of_scope
+    assert state.intent == "logistics"
+    assert is_acknowledgement("好的，谢谢你")
+    assert not is_acknowledgement("好的，那帮我退货")
+
+
+def test_english_slot_only_turn_keeps_intent() -> None:
+    state = DialogueState(threshold=0.5)
+    state.resolve("I want to return this", pred("return_exchange", 0.9))
+    r = state.resolve("my order number is 123456789012", pred("order_status", 0.95))
+    assert (r.intent, r.carried) == ("return_exchange", True)
+
+
+def test_short_turn_keeps_intent_when_still_ranked() -> None:
+    state = DialogueState(threshold=0.5)
+    state.resolve("我的快递怎么还没到", pred("logistics", 0.9))
+    r = state.resolve("能快点吗", pred("payment_methods", 0.6, ("logistics", 0.2)))
+    assert (r.intent, r.carried) == ("logistics", True)
+    # Not ranked at all: the short turn is a new request.
+    r = state.resolve("忘记密码了", pred("password_reset", 0.7, ("complaint", 0.2)))
+    assert (r.intent, r.carried) == ("password_reset", False)
+
+
+def test_very_confident_elliptical_turn_changes_topic() -> None:
+    state = DialogueState(threshold=0.5)
+    state.resolve("我的订单到哪了", pred("order_status", 0.9))
+    r = state.resolve("那我要投诉", pred("complaint", 0.95))
+    assert (r.intent, r.carried) == ("complaint", False)
+    r = state.resolve("那什么时候处理", pred("kb_question", 0.8))
+    assert (r.intent, r.carried) == ("complaint", True)
+
+
+def test_unsure_turn_mid_conversation_keeps_intent() -> None:
+    state = DialogueState(threshold=0.5)
+    state.resolve("衣服小了想换一下", pred("return_exchange", 0.9))
+    r = state.resolve("不过这件我挺喜欢的颜色也好看", pred("kb_question", 0.35))
+    assert (r.intent, r.carried) == ("return_exchange", True)
+
+
+def test_is_short() -> None:
+    assert is_short("能快点吗") and is_short("is that right?")
+    assert not is_short("我上周买的耳机左边没有声音") and not is_short("12345")
