@@ -73,3 +73,24 @@ def test_import_is_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_ensemble_averages_its_perceptrons_and_round_trips(
+    pack_examples: list[Example], tmp_path: Path
+) -> None:
+    from hermes_desk.nlu.ensemble import EnsembleIntentClassifier
+
+    texts, intents = [e.text for e in pack_examples], [e.intent for e in pack_examples]
+    one = EnsembleIntentClassifier(seeds=1)
+    one.fit(texts, intents)
+    two = EnsembleIntentClassifier(seeds=2)
+    two.fit(texts, intents)
+    probe = "我的快递三天了还没到"
+    # The second perceptron changes the answer's probabilities, not the SVM's.
+    assert two.predict(probe).confidence != pytest.approx(one.predict(probe).confidence, abs=1e-6)
+    two.save(tmp_path / "two")
+    again = load_classifier(tmp_path / "two")
+    assert isinstance(again, EnsembleIntentClassifier) and len(again.mlps) == 2
+    assert again.predict(probe).confidence == pytest.approx(two.predict(probe).confidence, abs=1e-6)
+    with pytest.raises(ConfigError):
+        EnsembleIntentClassifier(seeds=0)
