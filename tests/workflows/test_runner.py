@@ -84,6 +84,35 @@ async def test_first_mode_takes_the_first_success_and_cancels_the_rest(
     assert any(s.reason == "step:sms:cancelled" for s in view.snapshots)
 
 
+async def test_first_mode_race_where_both_succeed_keeps_store_and_memory_in_step(
+    make_service: Make, tools: Tools, redis_url: str
+) -> None:
+    # Both racers finish at once: the loser's cancellation can land while it saves its own
+    # success. The snapshot must still be written exactly once, so the workflow goes on to
+    # wait for input and the store (what another worker sees) says so too.
+    tools.behaviour["sms"] = lambda attempt: 0.002
+    tools.behaviour["captcha"] = lambda attempt: 0.002
+    definition = workflow(
+        {"name": "race", "mode": "first", "steps": [step("sms"), step("captcha")]},
+        {"name": "verify", "steps": [step("check", wait_for="code")]},
+    )
+    from hermes_desk.workflows.redis_snapshots import RedisSnapshotStore
+
+    store = RedisSnapshotStore(redis_url)
+    async with make_service(definition, store=store) as service:
+        for _ in range(40):
+            view = await service.start("wf", {}, tenant="t", user="u", session_id="s")
+            assert view.status == "waiting_input"
+            stored = await service.store.load(view.id)
+            assert stored is not None and stored.status == "waiting_input"
+            assert stored.seq == view.seq
+            waiting = await service.find_waiting("s")
+            assert waiting is not None and waiting.id == view.id
+            done = await service.provide_input(view.id, {"code": "1"})
+            assert done.status == "completed"
+    await store.close()
+
+
 async def test_first_mode_ignores_a_failed_step_while_another_can_still_win(
     make_service: Make, tools: Tools
 ) -> None:

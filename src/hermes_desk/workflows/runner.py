@@ -96,14 +96,19 @@ class WorkflowRunner:
             cursor.state, seq=cursor.seq + 1, saved_at=self.clock.now(), reason=reason
         )
         try:
-            await self.store.save(
-                snapshot,
-                expected_seq=cursor.seq or None,
-                ttl_s=self.settings.snapshot_ttl_s,
-            )
+            # Shielded: a cancellation landing between the store's write and the cursor's
+            # update (a "first" race cancelling a step that is saving its own success) would
+            # leave the cursor one behind the store, and every later save would look like
+            # another worker's.
+            with anyio.CancelScope(shield=True):
+                await self.store.save(
+                    snapshot,
+                    expected_seq=cursor.seq or None,
+                    ttl_s=self.settings.snapshot_ttl_s,
+                )
+                cursor.seq += 1
         except ConflictError as exc:
             raise Superseded(str(exc)) from exc
-        cursor.seq += 1
 
     def emit(self, state: WorkflowState, name: str, **data: object) -> None:
         payload = {"workflow_id": state.id, "workflow": state.name, **data}
