@@ -24,15 +24,12 @@ def train_sparse_mlp(
     learning_rate: float = 1e-3,
     alpha: float = 1e-4,
     seed: int = 0,
-    dropout: float = 0.0,
 ) -> tuple[list[Any], list[Any]]:
     """Train and return ``([w1, w2], [b1, b2])`` as float32 arrays.
 
     Args:
         x: CSR matrix (n_samples × n_features).
         y: label indices (n_samples,).
-        dropout: probability of dropping each input feature of a training row (inverted
-            dropout: kept values are scaled up); 0 disables it.
     """
     import numpy as np
 
@@ -60,10 +57,6 @@ def train_sparse_mlp(
             xb = x[idx]
             rows = np.unique(xb.indices)
             xr = xb[:, rows]  # only the touched columns
-            if dropout > 0.0:
-                keep = rng.random(xr.nnz) >= dropout
-                xr = xr.copy()
-                xr.data = np.where(keep, xr.data / (1.0 - dropout), 0.0).astype(np.float32)
             h_pre = xr @ w1[rows] + b1
             h = np.maximum(h_pre, 0.0)
             logits = h @ w2 + b2
