@@ -131,6 +131,9 @@ def nlu(
         Path, typer.Option(help="folder with clinc150/ and banking77/ JSONL")
     ] = Path("../shared/data"),
     public: Annotated[bool, typer.Option(help="include CLINC150 and BANKING77")] = True,
+    min_in_scope: Annotated[
+        float, typer.Option(help="threshold rule: validation in-scope accuracy to keep")
+    ] = 0.91,
     out: OutOption = None,
 ) -> None:
     """Intent accuracy (CLINC150, BANKING77, the pack), conversations, latency."""
@@ -140,4 +143,5 @@ def nlu(
         raise typer.BadParameter(f"no clinc150/ under {data_dir}", param_hint="--data-dir")
     kinds = tuple(kind) if kind else ("ensemble", "linear", "crf")
     machine = _machine()
-    _emit("nlu", run(kinds, data_dir, include_public=public), out, machine)
+    figures = run(kinds, data_dir, include_public=public, min_in_scope=min_in_scope)
+    _emit("nlu", figures, out, machine)
