@@ -7,14 +7,13 @@ measure against the default (see ``hermes_desk.bench.nlu``); needs the ``crf`` e
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hermes_desk.errors import ConfigError, MissingExtraError, MisuseError
+from hermes_desk.errors import MissingExtraError, MisuseError
 from hermes_desk.nlu.features import tokens
-from hermes_desk.nlu.intent import IntentPrediction, read_meta, write_meta
+from hermes_desk.nlu.intent import IntentPrediction, encode_labels, load_state, save_state
 
 __all__ = ["CrfIntentClassifier"]
 
@@ -68,10 +67,7 @@ class CrfIntentClassifier:
         return list(self._classes)
 
     def fit(self, texts: Sequence[str], intents: Sequence[str]) -> None:
-        if len(texts) != len(intents) or not texts:
-            raise MisuseError("fit needs as many labels as texts, and at least one of each")
-        if len(set(intents)) < 2:
-            raise ConfigError("an intent classifier needs at least two labels")
+        encode_labels(texts, intents)  # the same checks as every backend
         crf = _crfsuite().CRF(
             algorithm="lbfgs",
             c1=self.c1,
@@ -104,27 +100,19 @@ class CrfIntentClassifier:
     def save(self, directory: Path) -> None:
         if self._crf is None:
             raise MisuseError("the intent classifier is not trained: call fit or load first")
-        directory.mkdir(parents=True, exist_ok=True)
-        state = {
-            "options": {
-                "c1": self.c1,
-                "c2": self.c2,
-                "max_iterations": self.max_iterations,
-                "top_k": self.top_k,
-            },
-            "crf": self._crf,
-            "classes": self._classes,
+        options = {
+            "c1": self.c1,
+            "c2": self.c2,
+            "max_iterations": self.max_iterations,
+            "top_k": self.top_k,
         }
-        with (directory / _MODEL_FILE).open("wb") as fh:
-            pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        write_meta(directory, self.kind, classes=self._classes)
+        state = {"options": options, "crf": self._crf, "classes": self._classes}
+        save_state(directory, self.kind, _MODEL_FILE, state)
 
     @classmethod
     def load(cls, directory: Path) -> CrfIntentClassifier:
-        read_meta(directory)
         _crfsuite()
-        with (directory / _MODEL_FILE).open("rb") as fh:
-            state = pickle.load(fh)
+        state = load_state(directory, _MODEL_FILE)
         model = cls(**state["options"])
         model._crf = state["crf"]
         model._classes = state["classes"]

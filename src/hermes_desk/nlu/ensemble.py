@@ -16,7 +16,7 @@ from typing import Any
 from hermes_desk.errors import ConfigError, MisuseError
 from hermes_desk.nlu.calibration import softmax
 from hermes_desk.nlu.features import FastFeatures, build_vectorizer
-from hermes_desk.nlu.intent import IntentPrediction, read_meta, write_meta
+from hermes_desk.nlu.intent import IntentPrediction, encode_labels, read_meta, write_meta
 from hermes_desk.nlu.linear import LinearIntentClassifier, rank_probabilities
 from hermes_desk.nlu.mlp import MlpIntentClassifier
 
@@ -62,13 +62,7 @@ class EnsembleIntentClassifier:
     def fit(self, texts: Sequence[str], intents: Sequence[str]) -> None:
         import numpy as np
 
-        if len(texts) != len(intents) or not texts:
-            raise MisuseError("fit needs as many labels as texts, and at least one of each")
-        classes = sorted(set(intents))
-        if len(classes) < 2:
-            raise ConfigError("an intent classifier needs at least two labels")
-        index = {c: i for i, c in enumerate(classes)}
-        y = np.array([index[i] for i in intents])
+        classes, y = encode_labels(texts, intents)
         # One vectorizer for both members: features are computed once per utterance.
         vectorizer = build_vectorizer(char_min_df=2 if len(texts) > 2000 else 1)
         x = vectorizer.fit_transform(list(texts)).astype(np.float32)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from hermes_desk.errors import ConfigError, NotFoundError
+from hermes_desk.errors import ConfigError, MisuseError, NotFoundError
 
 __all__ = [
     "CLASSIFIER_KINDS",
@@ -98,6 +98,39 @@ def build_classifier(kind: str, **options: Any) -> IntentClassifier:
 
         return CrfIntentClassifier(**options)
     raise ConfigError(f"unknown intent classifier {kind!r}; choose one of {CLASSIFIER_KINDS}")
+
+
+def encode_labels(texts: Sequence[str], intents: Sequence[str]) -> tuple[list[str], Any]:
+    """Check a training set and encode its labels: ``(sorted classes, label indices)``."""
+    import numpy as np
+
+    if len(texts) != len(intents) or not texts:
+        raise MisuseError("fit needs as many labels as texts, and at least one of each")
+    classes = sorted(set(intents))
+    if len(classes) < 2:
+        raise ConfigError("an intent classifier needs at least two labels")
+    index = {c: i for i, c in enumerate(classes)}
+    return classes, np.array([index[i] for i in intents])
+
+
+def save_state(directory: Path, kind: str, filename: str, state: dict[str, Any]) -> None:
+    """Pickle a backend's ``state`` (with its ``classes``) and write the meta file."""
+    import pickle
+
+    directory.mkdir(parents=True, exist_ok=True)
+    with (directory / filename).open("wb") as fh:
+        pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    write_meta(directory, kind, classes=state["classes"])
+
+
+def load_state(directory: Path, filename: str) -> dict[str, Any]:
+    """The state :func:`save_state` wrote (only load folders you wrote: it is a pickle)."""
+    import pickle
+
+    read_meta(directory)
+    with (directory / filename).open("rb") as fh:
+        state: dict[str, Any] = pickle.load(fh)
+    return state
 
 
 def write_meta(directory: Path, kind: str, **extra: Any) -> None:

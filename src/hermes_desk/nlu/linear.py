@@ -7,15 +7,14 @@ when present, are an ordinary class; the out-of-scope threshold is applied by th
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hermes_desk.errors import ConfigError, MisuseError
+from hermes_desk.errors import MisuseError
 from hermes_desk.nlu.calibration import fit_temperature, out_of_fold_scores, softmax
 from hermes_desk.nlu.features import FastFeatures, build_vectorizer
-from hermes_desk.nlu.intent import IntentPrediction, read_meta, write_meta
+from hermes_desk.nlu.intent import IntentPrediction, encode_labels, load_state, save_state
 
 __all__ = ["LinearIntentClassifier"]
 
@@ -52,15 +51,7 @@ class LinearIntentClassifier:
         return LinearSVC(C=self.c)
 
     def fit(self, texts: Sequence[str], intents: Sequence[str]) -> None:
-        import numpy as np
-
-        if len(texts) != len(intents) or not texts:
-            raise MisuseError("fit needs as many labels as texts, and at least one of each")
-        classes = sorted(set(intents))
-        if len(classes) < 2:
-            raise ConfigError("an intent classifier needs at least two labels")
-        index = {c: i for i, c in enumerate(classes)}
-        y = np.array([index[i] for i in intents])
+        classes, y = encode_labels(texts, intents)
         vectorizer = build_vectorizer(char_min_df=2 if len(texts) > 2000 else 1)
         x = vectorizer.fit_transform(list(texts))
         self.fit_matrix(vectorizer, x, y, classes)
@@ -112,7 +103,6 @@ class LinearIntentClassifier:
 
     def save(self, directory: Path) -> None:
         self._check()
-        directory.mkdir(parents=True, exist_ok=True)
         state = {
             "c": self.c,
             "top_k": self.top_k,
@@ -122,15 +112,11 @@ class LinearIntentClassifier:
             "coef_t": self._coef_t,
             "intercept": self._intercept,
         }
-        with (directory / _MODEL_FILE).open("wb") as fh:
-            pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        write_meta(directory, self.kind, classes=self._classes, temperature=self.temperature)
+        save_state(directory, self.kind, _MODEL_FILE, state)
 
     @classmethod
     def load(cls, directory: Path) -> LinearIntentClassifier:
-        read_meta(directory)
-        with (directory / _MODEL_FILE).open("rb") as fh:
-            state = pickle.load(fh)
+        state = load_state(directory, _MODEL_FILE)
         model = cls(c=state["c"], top_k=state["top_k"])
         model.temperature = state["temperature"]
         model._vectorizer = state["vectorizer"]

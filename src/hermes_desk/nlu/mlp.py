@@ -8,15 +8,14 @@ Its softmax probabilities separate out-of-scope queries better than the SVM's sc
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hermes_desk.errors import ConfigError, MisuseError
+from hermes_desk.errors import MisuseError
 from hermes_desk.nlu.calibration import softmax
 from hermes_desk.nlu.features import FastFeatures, build_vectorizer
-from hermes_desk.nlu.intent import IntentPrediction, read_meta, write_meta
+from hermes_desk.nlu.intent import IntentPrediction, encode_labels, load_state, save_state
 from hermes_desk.nlu.linear import rank_probabilities
 from hermes_desk.nlu.sparse_mlp import train_sparse_mlp
 
@@ -66,16 +65,9 @@ class MlpIntentClassifier:
         return list(self._classes)
 
     def fit(self, texts: Sequence[str], intents: Sequence[str]) -> None:
-
         import numpy as np
 
-        if len(texts) != len(intents) or not texts:
-            raise MisuseError("fit needs as many labels as texts, and at least one of each")
-        classes = sorted(set(intents))
-        if len(classes) < 2:
-            raise ConfigError("an intent classifier needs at least two labels")
-        index = {c: i for i, c in enumerate(classes)}
-        y = np.array([index[i] for i in intents])
+        classes, y = encode_labels(texts, intents)
         big = len(texts) > 2000
         vectorizer = build_vectorizer(char_min_df=3 if big else 1, word_min_df=2 if big else 1)
         x = vectorizer.fit_transform(list(texts)).astype(np.float32)
@@ -139,7 +131,6 @@ class MlpIntentClassifier:
     def save(self, directory: Path) -> None:
         if self._vectorizer is None:
             raise MisuseError("the intent classifier is not trained: call fit or load first")
-        directory.mkdir(parents=True, exist_ok=True)
         state = {
             "options": {
                 "hidden": self.hidden,
@@ -154,15 +145,11 @@ class MlpIntentClassifier:
             "weights": self._weights,
             "biases": self._biases,
         }
-        with (directory / _MODEL_FILE).open("wb") as fh:
-            pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        write_meta(directory, self.kind, classes=self._classes)
+        save_state(directory, self.kind, _MODEL_FILE, state)
 
     @classmethod
     def load(cls, directory: Path) -> MlpIntentClassifier:
-        read_meta(directory)
-        with (directory / _MODEL_FILE).open("rb") as fh:
-            state = pickle.load(fh)
+        state = load_state(directory, _MODEL_FILE)
         model = cls(**state["options"])
         model._vectorizer = state["vectorizer"]
         model._classes = state["classes"]
