@@ -20,7 +20,13 @@ from hermes_desk.events import Event, EventSink, MemorySink
 from hermes_desk.llm.messages import ResponderInput
 from hermes_desk.llm.slots import ModelSlotChannel
 from hermes_desk.memory import MemoryService, Note
-from hermes_desk.nlu import OOS, DialogueState, IntentClassifier, SlotExtractor
+from hermes_desk.nlu import (
+    OOS,
+    DialogueState,
+    IntentClassifier,
+    SlotExtractor,
+    merge_model_slots,
+)
 from hermes_desk.packs import IntentSpec, Pack
 from hermes_desk.sessions import Session, SessionManager, Turn
 from hermes_desk.tools import CallContext, ToolExecutor, ToolResult
@@ -159,7 +165,7 @@ class Assistant:
                 language=language_of(text),
                 request_id=session.id,
             )
-            found = {**proposed.slots, **found}
+            found, _refused = merge_model_slots(found, proposed.slots, intent.slots)
         state.update_slots(found)
         slots = state.slots_for(intent.slots)
 

@@ -14,18 +14,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonschema import Draft202012Validator, FormatChecker
-
 from hermes_desk.clock import Clock, SystemClock
 from hermes_desk.errors import FailureError
 from hermes_desk.events import Event, EventSink
 from hermes_desk.llm.messages import Message, ResponderInput
 from hermes_desk.llm.model import ChatModel
+from hermes_desk.nlu.model_slots import merge_model_slots
 
 __all__ = ["JSON_OBJECT", "ModelSlotChannel", "SlotExtraction", "validate_slots"]
 
 JSON_OBJECT: Mapping[str, Any] = {"type": "json_object"}
-_FORMATS = FormatChecker()
 
 _INSTRUCTIONS = {
     "zh": (
@@ -54,27 +52,13 @@ def validate_slots(
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """Split a model's JSON into (valid slots, {slot: reason}) against ``schema``.
 
-    ``None`` values count as "not mentioned" and are dropped silently.
+    The rules are the NLU module's (:func:`~hermes_desk.nlu.merge_model_slots`); ``None``
+    values count as "not mentioned" and are dropped silently.
     """
     if not isinstance(candidate, Mapping):
         return {}, {"(root)": "not a JSON object"}
-    accepted: dict[str, Any] = {}
-    rejected: dict[str, str] = {}
-    for key, value in candidate.items():
-        name = str(key)
-        if value is None:
-            continue
-        slot_schema = schema.get(name)
-        if slot_schema is None:
-            rejected[name] = "unknown slot"
-            continue
-        validator = Draft202012Validator(slot_schema, format_checker=_FORMATS)
-        error = next(iter(validator.iter_errors(value)), None)
-        if error is not None:
-            rejected[name] = f"fails {error.validator}"  # the constraint, never the value
-            continue
-        accepted[name] = value
-    return accepted, rejected
+    accepted, refused = merge_model_slots({}, candidate, schema)
+    return accepted, {r.name: r.reason for r in refused}
 
 
 class ModelSlotChannel:

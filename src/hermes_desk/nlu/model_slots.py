@@ -78,11 +78,12 @@ def merge_model_slots(
         if value is None:
             continue
         if name not in props:
-            rejected.append(RejectedSlot(name, value, "not a slot of this intent"))
+            rejected.append(RejectedSlot(name, value, "unknown slot"))
             continue
         errors = list(Draft202012Validator(props[name], format_checker=checker).iter_errors(value))
         if errors:
-            rejected.append(RejectedSlot(name, value, errors[0].message))
+            # The constraint, never the value: reasons end up in events and logs.
+            rejected.append(RejectedSlot(name, value, f"fails {errors[0].validator}"))
             continue
         if name in merged:
             if merged[name] != value:
