@@ -6,6 +6,7 @@ In CI (``CI=true``) a missing server is an error, not a skip: the contract suite
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,12 @@ from pathlib import Path
 import pytest
 
 from hermes_desk.testing import FakeClock
+
+# Services built by the tests share one intent-model cache (keyed by the training data's
+# fingerprint), so the pack's model trains once per machine instead of once per test.
+os.environ.setdefault(
+    "HERMES_NLU__MODEL_DIR", str(Path(tempfile.gettempdir()) / "hermes-desk-test-models")
+)
 
 REDIS_URL = os.environ.get("HERMES_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 POSTGRES_DSN = os.environ.get("HERMES_TEST_POSTGRES_DSN", "postgresql://127.0.0.1:5432/test")
