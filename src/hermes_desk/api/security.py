@@ -3,28 +3,40 @@
 from __future__ import annotations
 
 import hmac
+from collections.abc import Mapping
 
 from fastapi import Request
 
 from hermes_desk.api.errors import Unauthorized
 
-__all__ = ["DEFAULT_TENANT", "tenant_for"]
+__all__ = ["DEFAULT_TENANT", "resolve_tenant", "tenant_for"]
 
 DEFAULT_TENANT = "default"
 
 
-def tenant_for(request: Request, api_keys: dict[str, str]) -> str:
+def resolve_tenant(
+    api_keys: Mapping[str, str], headers: Mapping[str, str], query_key: str | None = None
+) -> str | None:
+    """The tenant of the key in ``X-API-Key``, ``Authorization: Bearer`` or (for WebSockets,
+    which browsers cannot give headers) a query parameter; None without a valid key."""
     if not api_keys:
         return DEFAULT_TENANT
-    supplied = request.headers.get("x-api-key") or _bearer(request.headers.get("authorization"))
+    supplied = headers.get("x-api-key") or _bearer(headers.get("authorization")) or query_key
     if supplied:
         for key, tenant in api_keys.items():
             if hmac.compare_digest(key.encode(), supplied.encode()):
                 return tenant
-    raise Unauthorized("a valid API key is required (X-API-Key header)")
+    return None
+
+
+def tenant_for(request: Request, api_keys: Mapping[str, str]) -> str:
+    tenant = resolve_tenant(api_keys, request.headers)
+    if tenant is None:
+        raise Unauthorized("a valid API key is required (X-API-Key header)")
+    return tenant
 
 
 def _bearer(header: str | None) -> str | None:
     if header and header.lower().startswith("bearer "):
-        return header[7:].strip()
+        return header[7:].strip() or None
     return None

@@ -30,7 +30,6 @@ closed session (also when it is closed while the socket is open).
 from __future__ import annotations
 
 import contextlib
-import hmac
 import json
 import logging
 import re
@@ -47,7 +46,7 @@ from pydantic import ValidationError as PydanticValidationError
 from starlette.websockets import WebSocketDisconnect
 
 from hermes_desk.api.schemas import USER_ID_PATTERN
-from hermes_desk.api.security import DEFAULT_TENANT
+from hermes_desk.api.security import resolve_tenant
 from hermes_desk.assist import check_text
 from hermes_desk.errors import ConflictError, HermesError, NotFoundError
 from hermes_desk.runtime import Runtime
@@ -164,20 +163,6 @@ def _error(code: str, message: str, **extra: Any) -> dict[str, Any]:
     return {"type": "error", "error": {"code": code, "message": message}, **extra}
 
 
-def _tenant(socket: WebSocket, api_keys: Mapping[str, str]) -> str | None:
-    """The caller's tenant (same keys as the REST routes); None without a valid key."""
-    if not api_keys:
-        return DEFAULT_TENANT
-    authorization = socket.headers.get("authorization", "")
-    bearer = authorization[7:].strip() if authorization.lower().startswith("bearer ") else ""
-    supplied = socket.headers.get("x-api-key") or bearer or socket.query_params.get("api_key")
-    if supplied:
-        for key, tenant in api_keys.items():
-            if hmac.compare_digest(key.encode(), supplied.encode()):
-                return tenant
-    return None
-
-
 def _parse(raw: Mapping[str, Any], max_bytes: int, max_chars: int) -> _Segment | _Ping:
     """One received ASGI message as a segment or a ping, or :class:`_Refused` naming why."""
     text = raw.get("text")
@@ -223,7 +208,7 @@ async def session_socket(socket: WebSocket, session_id: str) -> None:
     await socket.accept()
     peer = _Peer(socket)
     # Refusals are said in a message first: browsers do not expose a close reason reliably.
-    tenant = _tenant(socket, service.api_keys)
+    tenant = resolve_tenant(service.api_keys, socket.headers, socket.query_params.get("api_key"))
     if tenant is None:
         await peer.send(_error("unauthorized", "a valid API key is required (api_key parameter)"))
         await peer.close(CLOSE_UNAUTHORIZED)
