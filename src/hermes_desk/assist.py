@@ -23,8 +23,8 @@ from hermes_desk.memory import MemoryService, Note
 from hermes_desk.nlu import (
     OOS,
     DialogueState,
-    IntentClassifier,
     SlotExtractor,
+    TurnReader,
     merge_model_slots,
 )
 from hermes_desk.packs import IntentSpec, Pack
@@ -104,7 +104,7 @@ class Assistant:
         *,
         pack: Pack,
         sessions: SessionManager,
-        classifier: IntentClassifier,
+        intents: TurnReader,
         slots: SlotExtractor,
         tools: ToolExecutor,
         workflows: WorkflowService | None,
@@ -120,7 +120,7 @@ class Assistant:
     ) -> None:
         self.pack = pack
         self.sessions = sessions
-        self.classifier = classifier
+        self.intents = intents
         self.slots = slots
         self.tools = tools
         self.workflows = workflows
@@ -150,8 +150,8 @@ class Assistant:
 
         perf = time.perf_counter()
         state = _state_of(session, self.oos_threshold)
-        prediction = self.classifier.predict(text)
-        resolved = state.resolve(text, prediction)
+        resolved = self.intents.read(text, state)
+        prediction = resolved.prediction
         intent = self.pack.intent(resolved.intent)
         found = self.slots.extract(text)
         nlu_ms = (time.perf_counter() - perf) * 1000
@@ -382,9 +382,13 @@ def _state_of(session: Session, threshold: float) -> DialogueState:
         ),
         None,
     )
-    turns = sum(1 for t in session.turns if t.role == "user")
+    user_turns = [t for t in session.turns if t.role == "user"]
     return DialogueState(
-        threshold=threshold, intent=last_intent, slots=dict(session.slots), turns=turns
+        threshold=threshold,
+        intent=last_intent,
+        slots=dict(session.slots),
+        turns=len(user_turns),
+        last_text=user_turns[-1].text if user_turns else None,
     )
 
 

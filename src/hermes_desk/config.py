@@ -84,6 +84,14 @@ class NluSettings(_Section):
         0.5, ge=0, le=1, description="below this confidence the intent is out of scope"
     )
     model_dir: Path | None = Field(None, description="cache for trained models; default data_dir")
+    context_model: bool = Field(
+        True,
+        description="read each turn in its conversation with a model trained on the pack's "
+        "dialogues*.jsonl (else the dialogue state's rules alone)",
+    )
+    context_folds: int = Field(
+        3, ge=2, le=10, description="cross-fitting folds when training the context model"
+    )
 
 
 class BreakerSettings(_Section):

@@ -36,8 +36,8 @@ from hermes_desk.memory import (
     VerificationScheduler,
     VerifierRegistry,
 )
+from hermes_desk.nlu import Conversation, SlotExtractor, TurnReader, load_or_train
 from hermes_desk.nlu import Example as NluExample
-from hermes_desk.nlu import IntentClassifier, SlotExtractor, load_or_train
 from hermes_desk.packs import Pack, load_pack
 from hermes_desk.sessions import (
     Session,
@@ -84,7 +84,7 @@ class Runtime:
     sink: FanoutSink
     database: SqliteDatabase
     sessions: SessionManager
-    classifier: IntentClassifier
+    intents: TurnReader
     slot_extractor: SlotExtractor
     http: httpx.AsyncClient
     kb: KnowledgeBase
@@ -234,7 +234,11 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         events=sink,
     )
     examples = [NluExample(e.text, e.intent, dict(e.slots)) for e in pack.examples]
-    classifier = load_or_train(examples, settings.nlu, settings.model_dir)
+    dialogues = [
+        Conversation(d.id, tuple(NluExample(t.text, t.intent) for t in d.turns))
+        for d in pack.dialogues
+    ]
+    intents = load_or_train(examples, settings.nlu, settings.model_dir, dialogues=dialogues)
     slot_extractor = SlotExtractor(clock)
 
     http = httpx.AsyncClient()
@@ -295,7 +299,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         sink=sink,
         database=database,
         sessions=sessions,
-        classifier=classifier,
+        intents=intents,
         slot_extractor=slot_extractor,
         http=http,
         kb=kb,
@@ -310,7 +314,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
     runtime.assistant = Assistant(
         pack=pack,
         sessions=sessions,
-        classifier=classifier,
+        intents=intents,
         slots=slot_extractor,
         tools=tools,
         workflows=workflows,

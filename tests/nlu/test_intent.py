@@ -53,15 +53,16 @@ def test_load_or_train_caches_by_data_fingerprint(
 ) -> None:
     settings = NluSettings(classifier="linear")
     first = load_or_train(pack_examples, settings, tmp_path)
-    target = model_path(pack_examples, "linear", tmp_path)
+    target = model_path(pack_examples, settings, tmp_path)
     assert (target / "meta.json").is_file()
     stamp = (target / "linear.pkl").stat().st_mtime_ns
     second = load_or_train(pack_examples, settings, tmp_path)
     assert (target / "linear.pkl").stat().st_mtime_ns == stamp  # loaded, not retrained
-    assert second.predict("退款").intent == first.predict("退款").intent
+    assert second.context is None  # no dialogues, no context model
+    assert second.classifier.predict("退款").intent == first.classifier.predict("退款").intent
     changed = [*pack_examples, Example("想换个新的手机壳", "return_exchange")]
     load_or_train(changed, settings, tmp_path)
-    assert model_path(changed, "linear", tmp_path) != target
+    assert model_path(changed, settings, tmp_path) != target
     assert len([p for p in tmp_path.iterdir() if p.name.startswith("intent-")]) == 2
 
 

@@ -110,3 +110,45 @@ def test_unsure_turn_mid_conversation_keeps_intent() -> None:
 def test_is_short() -> None:
     assert is_short("能快点吗") and is_short("is that right?")
     assert not is_short("我上周买的耳机左边没有声音") and not is_short("12345")
+
+
+def test_context_model_answer_replaces_the_carry_over_rules() -> None:
+    state = DialogueState(threshold=0.5)
+    state.resolve("我要退货", pred("return_exchange", 0.9), in_context=pred("return_exchange", 0.9))
+    # The classifier alone reads a refund question as logistics; the context model knows better.
+    r = state.resolve(
+        "大概几天到账", pred("logistics", 0.9), in_context=pred("return_exchange", 0.8)
+    )
+    assert (r.intent, r.carried) == ("return_exchange", True)
+    assert state.last_text == "大概几天到账"
+    # Unsure in context: the conversation keeps its intent.
+    r = state.resolve("那个呢", pred("kb_question", 0.6), in_context=pred("kb_question", 0.4))
+    assert r.intent == "return_exchange"
+    # A confident topic switch is taken.
+    r = state.resolve(
+        "能用花呗吗", pred("payment_methods", 0.9), in_context=pred("payment_methods", 0.7)
+    )
+    assert r.intent == "payment_methods"
+    # Confident small talk is out of scope, and so is an unsure first turn.
+    r = state.resolve("今天天气不错", pred(OOS, 0.9), in_context=pred(OOS, 0.8))
+    assert r.out_of_scope and state.intent == "payment_methods"
+    first = DialogueState(threshold=0.5)
+    assert first.resolve(
+        "嗯那个", pred("logistics", 0.6), in_context=pred("logistics", 0.3)
+    ).out_of_scope
+
+
+def test_rules_that_come_before_the_context_model() -> None:
+    state = DialogueState(threshold=0.5, intent="order_status")
+    # A bare value answers the open request whatever the model says; thanks are out of scope.
+    r = state.resolve("202405201234", pred(OOS, 0.5), in_context=pred("logistics", 0.9))
+    assert r.intent == "order_status"
+    r = state.resolve("cheers", pred("kb_question", 0.6), in_context=pred("kb_question", 0.9))
+    assert r.out_of_scope
+
+
+def test_state_round_trips_the_last_turn() -> None:
+    state = DialogueState(threshold=0.5)
+    state.resolve("我的快递怎么还没到", pred("logistics", 0.9))
+    again = DialogueState.from_dict(state.to_dict())
+    assert (again.intent, again.last_text, again.turns) == ("logistics", "我的快递怎么还没到", 1)

@@ -107,6 +107,27 @@ def test_bad_training_line_is_refused_with_its_line_number(pack_copy: Path) -> N
         load_pack(pack_copy)
 
 
+def test_bad_dialogue_is_refused_naming_file_line_and_dialogue(pack_copy: Path) -> None:
+    assert len(load_pack(pack_copy).dialogues) >= 400
+    bad = pack_copy / "dialogues_extra.jsonl"
+    bad.write_text(
+        '{"id": "ok-1", "turns": [{"text": "快递到哪了", "intent": "logistics"}]}\n'
+        '{"id": "bad-1", "turns": [{"text": "hi", "intent": "oos"}, '
+        '{"text": "x", "intent": "nope"}]}\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(
+        PackError, match=r"dialogues_extra\.jsonl \[line 2 \(bad-1\)\] field 'intent'"
+    ):
+        load_pack(pack_copy)
+    bad.write_text('{"id": "empty", "turns": []}\n', encoding="utf-8")
+    with pytest.raises(PackError, match=r"dialogues_extra\.jsonl.*line 1.*turns"):
+        load_pack(pack_copy)
+    bad.write_text("[1, 2]\n", encoding="utf-8")
+    with pytest.raises(PackError, match=r"dialogues_extra\.jsonl"):
+        load_pack(pack_copy)
+
+
 def test_missing_file_and_unknown_pack_are_named(pack_copy: Path, tmp_path: Path) -> None:
     (pack_copy / "replies.yaml").unlink()
     with pytest.raises(PackError, match=r"replies\.yaml: required file is missing"):

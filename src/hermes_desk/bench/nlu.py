@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_desk.config import NluSettings
+from hermes_desk.nlu.context import TurnReader, train_turn_reader
 from hermes_desk.nlu.evaluate import evaluate_conversations, score_predictions
 from hermes_desk.nlu.examples import Example, load_conversations, load_examples
 from hermes_desk.nlu.intent import IntentClassifier, apply_threshold, build_classifier
@@ -103,23 +104,41 @@ def bench_banking77(kind: str = "ensemble", data_dir: Path = _DATA, **options: A
     return figures
 
 
-def bench_pack(kind: str = "ensemble", pack_dir: Path = _PACK, **options: Any) -> Any:
-    print(f"ecommerce pack ({kind}): nlu.jsonl → nlu_heldout.jsonl, conversations.jsonl")
-    clf = _train(kind, load_examples(pack_dir / "nlu.jsonl"), options)
-    figures: dict[str, Any] = {}
+def bench_pack(kind: str = "ensemble", pack_dir: Path = _PACK) -> Any:
+    """The shipped pack model (``nlu.jsonl`` + ``dialogues*.jsonl``) on the pack's evaluation
+    sets: single utterances (``nlu_heldout.jsonl``) and five-turn conversations, read with the
+    context model, with the dialogue state's rules alone, and by the classifier alone."""
+    print(f"ecommerce pack ({kind}): nlu.jsonl + dialogues*.jsonl → evaluation sets")
+    examples = load_examples(pack_dir / "nlu.jsonl")
+    dialogues = [
+        c for f in sorted(pack_dir.glob("dialogues*.jsonl")) for c in load_conversations(f)
+    ]
+    start = time.perf_counter()
+    reader = train_turn_reader(examples, dialogues, kind)
+    print(
+        f"  trained {kind} on {len(examples)} utterances + {len(dialogues)} dialogues "
+        f"(context model: {reader.context is not None}) in {time.perf_counter() - start:.1f} s"
+    )
+    clf = reader.classifier
+    figures: dict[str, Any] = {"training_s": time.perf_counter() - start}
     heldout = pack_dir / "nlu_heldout.jsonl"
     if heldout.is_file():
         figures["heldout"] = _score(clf, load_examples(heldout), [0.0, SHIPPED_THRESHOLD])
         figures["latency_ms"] = _latency(clf, [e.text for e in load_examples(heldout)])
-    conversations = pack_dir / "conversations.jsonl"
-    if conversations.is_file():
-        convs = load_conversations(conversations)
-        for use_context in (True, False):
+    modes: dict[str, tuple[TurnReader | IntentClassifier, bool]] = {
+        "context": (reader, True),
+        "rules": (clf, True),
+        "alone": (clf, False),
+    }
+    for path in sorted(pack_dir.glob("conversations*.jsonl")):
+        convs = load_conversations(path)
+        for mode, (model, use_context) in modes.items():
             r = evaluate_conversations(
-                clf, convs, threshold=SHIPPED_THRESHOLD, use_context=use_context
+                model, convs, threshold=SHIPPED_THRESHOLD, use_context=use_context
             )
-            figures[f"conversations_context_{use_context}"] = r.to_dict()
-            print(f"  conversations (context={use_context}): {r.to_dict()}")
+            figures[f"{path.stem}_{mode}"] = r.to_dict()
+            turns = " / ".join(f"{a:.1%}" for a in r.per_turn_accuracy)
+            print(f"  {path.name} ({mode}): {turns} (all {r.accuracy:.1%})")
     return figures
 
 

@@ -6,6 +6,7 @@ Importing this package loads neither sklearn nor jieba; backends import them whe
 """
 
 from hermes_desk.nlu.cache import load_or_train
+from hermes_desk.nlu.context import ContextModel, TurnReader, train_turn_reader
 from hermes_desk.nlu.dates import DateMention, find_dates
 from hermes_desk.nlu.evaluate import (
     ConversationReport,
@@ -36,6 +37,7 @@ from hermes_desk.nlu.state import (
 __all__ = [
     "CLASSIFIER_KINDS",
     "OOS",
+    "ContextModel",
     "Conversation",
     "ConversationReport",
     "DateMention",
@@ -47,6 +49,7 @@ __all__ = [
     "RejectedSlot",
     "ResolvedIntent",
     "SlotExtractor",
+    "TurnReader",
     "apply_threshold",
     "build_classifier",
     "evaluate",
@@ -61,4 +64,5 @@ __all__ = [
     "load_examples",
     "load_or_train",
     "merge_model_slots",
+    "train_turn_reader",
 ]

@@ -1,9 +1,9 @@
-"""Train an intent model from a pack's examples once, and reuse it from disk.
+"""Train a pack's intent model (classifier + context model) once, and reuse it from disk.
 
-The model folder is keyed by a fingerprint of the training data and the classifier settings:
-a changed ``nlu.jsonl`` (or another classifier kind) trains a new model; an unchanged one loads
-in milliseconds. Writes go to a temporary folder renamed into place, so a crash mid-training
-never leaves a half-written model that would be loaded later.
+The model folder is keyed by a fingerprint of the training data and the settings: a changed
+``nlu.jsonl`` or ``dialogues*.jsonl`` (or another classifier kind) trains a new model; an
+unchanged one loads in milliseconds. Writes go to a temporary folder renamed into place, so a
+crash mid-training never leaves a half-written model that would be loaded later.
 """
 
 from __future__ import annotations
@@ -17,43 +17,73 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hermes_desk.config import NluSettings
-from hermes_desk.nlu.examples import Example
-from hermes_desk.nlu.intent import IntentClassifier, build_classifier, load_classifier
+from hermes_desk.nlu.context import ContextModel, TurnReader, train_turn_reader
+from hermes_desk.nlu.examples import Conversation, Example
+from hermes_desk.nlu.intent import load_classifier
 
 __all__ = ["fingerprint", "load_or_train", "model_path"]
 
 # Bumped when features or training change in a way that makes old cached models stale.
-_FEATURES_VERSION = 3
+_FEATURES_VERSION = 4
 
 
-def fingerprint(examples: Sequence[Example], kind: str) -> str:
-    """A stable digest of the labelled texts, the classifier kind and the feature version."""
+def fingerprint(
+    examples: Sequence[Example],
+    kind: str,
+    dialogues: Sequence[Conversation] = (),
+    settings: NluSettings | None = None,
+) -> str:
+    """A stable digest of the labelled texts and dialogues, the classifier kind, the context
+    model settings and the feature version."""
     h = hashlib.sha256()
-    h.update(json.dumps({"kind": kind, "features": _FEATURES_VERSION}).encode())
+    config: dict[str, object] = {"kind": kind, "features": _FEATURES_VERSION}
+    if settings is not None and dialogues:
+        config |= {"context": settings.context_model, "folds": settings.context_folds}
+    h.update(json.dumps(config).encode())
     for ex in sorted(examples, key=lambda e: (e.intent, e.text)):
         h.update(b"\x00" + ex.intent.encode() + b"\x01" + ex.text.encode())
+    for conv in dialogues:
+        h.update(b"\x02" + conv.id.encode())
+        for turn in conv.turns:
+            h.update(b"\x00" + turn.intent.encode() + b"\x01" + turn.text.encode())
     return h.hexdigest()[:20]
 
 
-def model_path(examples: Sequence[Example], kind: str, model_dir: Path) -> Path:
-    return model_dir / f"intent-{kind}-{fingerprint(examples, kind)}"
+def model_path(
+    examples: Sequence[Example],
+    settings: NluSettings,
+    model_dir: Path,
+    dialogues: Sequence[Conversation] = (),
+) -> Path:
+    kind = settings.classifier
+    return model_dir / f"intent-{kind}-{fingerprint(examples, kind, dialogues, settings)}"
 
 
 def load_or_train(
-    examples: Sequence[Example], settings: NluSettings, model_dir: Path
-) -> IntentClassifier:
-    """The classifier for ``examples``: loaded from ``model_dir`` when cached, else trained and
-    saved there."""
-    kind = settings.classifier
-    target = model_path(examples, kind, model_dir)
+    examples: Sequence[Example],
+    settings: NluSettings,
+    model_dir: Path,
+    *,
+    dialogues: Sequence[Conversation] = (),
+) -> TurnReader:
+    """The intent model for ``examples`` and ``dialogues``: loaded from ``model_dir`` when
+    cached, else trained and saved there."""
+    target = model_path(examples, settings, model_dir, dialogues)
     if (target / "meta.json").is_file():
-        return load_classifier(target)
-    classifier = build_classifier(kind)
-    classifier.fit([e.text for e in examples], [e.intent for e in examples])
+        return TurnReader(load_classifier(target), ContextModel.load(target))
+    reader = train_turn_reader(
+        examples,
+        dialogues,
+        settings.classifier,
+        folds=settings.context_folds,
+        context=settings.context_model,
+    )
     model_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".training-", dir=model_dir))
     try:
-        classifier.save(tmp)
+        if reader.context is not None:
+            reader.context.save(tmp)
+        reader.classifier.save(tmp)
         try:
             os.replace(tmp, target)
         except OSError:
@@ -62,4 +92,4 @@ def load_or_train(
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return classifier
+    return reader

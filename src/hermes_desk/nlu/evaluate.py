@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hermes_desk.nlu.context import TurnReader
 from hermes_desk.nlu.examples import Conversation, Example
 from hermes_desk.nlu.intent import OOS, IntentClassifier, apply_threshold
 
@@ -178,26 +179,30 @@ class ConversationReport:
 
 
 def evaluate_conversations(
-    classifier: IntentClassifier,
+    model: IntentClassifier | TurnReader,
     conversations: Sequence[Conversation],
     *,
     threshold: float,
     use_context: bool = True,
 ) -> ConversationReport:
     """Run each scripted conversation through a fresh :class:`DialogueState` (as the turn
-    pipeline does) and count correct intents per turn position."""
+    pipeline does) and count correct intents per turn position.
+
+    ``model`` is a pack's :class:`TurnReader` (classifier + context model) or a bare classifier
+    (the dialogue state's rules alone); ``use_context=False`` scores the classifier's answer
+    for each turn on its own."""
     from hermes_desk.nlu.state import DialogueState
 
+    reader = model if isinstance(model, TurnReader) else TurnReader(model, None)
     hits: Counter[int] = Counter()
     totals: Counter[int] = Counter()
     for conv in conversations:
         state = DialogueState(threshold=threshold)
         for i, turn in enumerate(conv.turns):
-            pred = classifier.predict(turn.text)
             if use_context:
-                intent = state.resolve(turn.text, pred).intent
+                intent = reader.read(turn.text, state).intent
             else:
-                intent = apply_threshold(pred, threshold).intent
+                intent = apply_threshold(reader.classifier.predict(turn.text), threshold).intent
             totals[i] += 1
             hits[i] += intent == turn.intent
     per_turn = [hits[i] / totals[i] for i in sorted(totals)]

@@ -35,7 +35,14 @@ from typing import Any
 
 from hermes_desk.nlu.intent import OOS, IntentPrediction
 
-__all__ = ["DialogueState", "ResolvedIntent", "is_acknowledgement", "is_follow_up", "is_short"]
+__all__ = [
+    "DialogueState",
+    "ResolvedIntent",
+    "is_acknowledgement",
+    "is_follow_up",
+    "is_short",
+    "is_slot_only",
+]
 
 _FOLLOW_UP_START = re.compile(
     r"^\s*(那|那么|那个|还有|另外|然后|再|所以|还是|怎么还|是不是"
@@ -51,10 +58,11 @@ _SLOT_ONLY = re.compile(
     re.IGNORECASE,
 )
 _ACK_WORD = (
-    r"(?:好的?|好吧|好嘞|行吧?|可以了?|嗯+|哦+|噢|知道了|明白了?|了解了?|收到|懂了"
-    r"|谢谢你?们?|多谢|感谢|辛苦了?|没事了?|没问题|没有了|再见|拜拜"
-    r"|ok(?:ay)?|thanks?(?: you)?|thx|got it|bye|great|fine|cool|sure|alright|no problem"
-    r"|that'?s all|understood|all good|good)"
+    r"(?:好的?|好吧|好嘞|好滴|好哒|行吧?|可以了?|嗯+|哦+|噢|知道了|明白了?|了解了?|收到了?|懂了"
+    r"|谢谢你?们?|谢啦|多谢|感谢|辛苦了?|没事了?|没问题|没有了|再见|拜拜"
+    r"|ok(?:ay)?|k|thanks?(?: you| a lot| so much)?|thank u|thx|ty|many thanks|cheers"
+    r"|much appreciated|appreciate it|got it|bye|great|fine|cool|sure|alright|perfect|awesome"
+    r"|no problem|np|no worries|sounds good|will do|that'?s all|understood|all good|good)"
 )
 _ACK = re.compile(rf"^\s*(?:{_ACK_WORD}[\s,，.。!！~、啊了呀哈]*)+$", re.IGNORECASE)
 _CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -76,11 +84,14 @@ def is_short(text: str, *, cjk_chars: int = 6, words: int = 4) -> bool:
     return 0 < latin <= words
 
 
+def is_slot_only(text: str) -> bool:
+    """Is ``text`` only a slot value ("订单号是202405201234", "13800138000")?"""
+    return _SLOT_ONLY.match(text) is not None
+
+
 def is_follow_up(text: str) -> bool:
     """Does ``text`` read as a continuation of the previous turn rather than a new request?"""
-    return bool(
-        _FOLLOW_UP_START.search(text) or _FOLLOW_UP_END.search(text) or _SLOT_ONLY.match(text)
-    )
+    return bool(_FOLLOW_UP_START.search(text) or _FOLLOW_UP_END.search(text) or is_slot_only(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,14 +136,40 @@ class DialogueState:
     intent: str | None = None
     slots: dict[str, Any] = field(default_factory=dict)
     turns: int = 0
+    last_text: str | None = None
 
-    def resolve(self, text: str, prediction: IntentPrediction) -> ResolvedIntent:
-        """Decide this turn's intent in context and remember it."""
-        resolved = self._decide(text, prediction)
+    def resolve(
+        self, text: str, prediction: IntentPrediction, *, in_context: IntentPrediction | None = None
+    ) -> ResolvedIntent:
+        """Decide this turn's intent in context and remember it.
+
+        ``in_context`` is the context model's answer (:mod:`hermes_desk.nlu.context`) when the
+        pack trained one: it replaces rules 3–6, rules 1–2 still come first.
+        """
+        if in_context is None:
+            resolved = self._decide(text, prediction)
+        else:
+            resolved = self._decide_with(text, prediction, in_context)
         self.turns += 1
+        self.last_text = text
         if not resolved.out_of_scope:
             self.intent = resolved.intent
         return resolved
+
+    def _decide_with(
+        self, text: str, p: IntentPrediction, in_context: IntentPrediction
+    ) -> ResolvedIntent:
+        previous = self.intent
+        if is_acknowledgement(text):
+            return ResolvedIntent(OOS, p.confidence, False, p)
+        if previous is not None and is_slot_only(text):
+            return ResolvedIntent(previous, p.confidence, True, p)
+        intent, confidence = in_context.intent, in_context.confidence
+        if confidence >= self.threshold or intent == OOS or previous is None:
+            chosen = intent if confidence >= self.threshold else OOS
+        else:
+            chosen = previous
+        return ResolvedIntent(chosen, confidence, chosen != p.intent, p)
 
     def _decide(self, text: str, p: IntentPrediction) -> ResolvedIntent:
         previous = self.intent
@@ -142,7 +179,7 @@ class DialogueState:
             if p.intent != OOS and p.confidence >= self.threshold:
                 return ResolvedIntent(p.intent, p.confidence, False, p)
             return ResolvedIntent(OOS, p.confidence, False, p)
-        if _SLOT_ONLY.match(text):
+        if is_slot_only(text):
             # A bare slot value ("订单号是…", "13800138000") answers the open request.
             return ResolvedIntent(previous, p.confidence, True, p)
         if p.confidence < self.override and self._elliptical(text, p, previous):
@@ -186,7 +223,12 @@ class DialogueState:
         return {k: v for k, v in self.slots.items() if k in props}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"intent": self.intent, "slots": dict(self.slots), "turns": self.turns}
+        return {
+            "intent": self.intent,
+            "slots": dict(self.slots),
+            "turns": self.turns,
+            "last_text": self.last_text,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, threshold: float = 0.5) -> DialogueState:
@@ -195,4 +237,5 @@ class DialogueState:
             intent=data.get("intent"),
             slots=dict(data.get("slots") or {}),
             turns=int(data.get("turns", 0)),
+            last_text=data.get("last_text"),
         )

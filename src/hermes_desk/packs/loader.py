@@ -1,10 +1,11 @@
 """Load a domain pack folder, refusing bad packs with the file and field named.
 
-A pack folder holds ``pack.yaml``, ``intents.yaml``, ``nlu.jsonl``, ``tools.yaml``,
-``workflows/*.yaml``, ``replies.yaml``, ``compliance.yaml``, ``keyfacts.yaml`` and ``kb/*.md``.
-Tool specs and workflow definitions are parsed by their own modules' loaders (which name the
-tool or step at fault); this module checks the pack holds together: every intent's tools and
-workflow exist, every example's intent is declared, every reply belongs to an intent.
+A pack folder holds ``pack.yaml``, ``intents.yaml``, ``nlu.jsonl``, ``dialogues*.jsonl``,
+``tools.yaml``, ``workflows/*.yaml``, ``replies.yaml``, ``compliance.yaml``, ``keyfacts.yaml``
+and ``kb/*.md``. Tool specs and workflow definitions are parsed by their own modules' loaders
+(which name the tool or step at fault); this module checks the pack holds together: every
+intent's tools and workflow exist, every example's and dialogue turn's intent is declared, every
+reply belongs to an intent.
 """
 
 from __future__ import annotations
@@ -21,7 +22,13 @@ from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from hermes_desk.errors import PackError
-from hermes_desk.packs.models import ComplianceRules, Example, IntentSpec, PackManifest
+from hermes_desk.packs.models import (
+    ComplianceRules,
+    Dialogue,
+    Example,
+    IntentSpec,
+    PackManifest,
+)
 
 __all__ = ["Pack", "bundled_pack_path", "load_pack"]
 
@@ -38,6 +45,7 @@ class Pack:
     root: Path
     intents: dict[str, IntentSpec]
     examples: tuple[Example, ...]
+    dialogues: tuple[Dialogue, ...]
     replies: dict[str, dict[str, str]]
     compliance: ComplianceRules
     fingerprint: str
@@ -87,6 +95,7 @@ def load_pack(name_or_path: str | Path, *, variables: dict[str, str] | None = No
     manifest = _model(PackManifest, _yaml(root / "pack.yaml"), root / "pack.yaml")
     intents = _load_intents(root / "intents.yaml")
     examples = _load_examples(root / "nlu.jsonl", intents)
+    dialogues = _load_dialogues(root, intents)
     replies = _load_replies(root / "replies.yaml", intents)
     compliance = _model(ComplianceRules, _yaml(root / "compliance.yaml"), root / "compliance.yaml")
     tool_specs = _load_tools(root / "tools.yaml", variables or {})
@@ -97,6 +106,7 @@ def load_pack(name_or_path: str | Path, *, variables: dict[str, str] | None = No
         root=root,
         intents=intents,
         examples=examples,
+        dialogues=dialogues,
         replies=replies,
         compliance=compliance,
         fingerprint=_fingerprint(root),
@@ -146,10 +156,9 @@ def _load_intents(path: Path) -> dict[str, IntentSpec]:
     return intents
 
 
-def _load_examples(path: Path, intents: dict[str, IntentSpec]) -> tuple[Example, ...]:
-    if not path.exists():
-        return ()
-    examples: list[Example] = []
+def _jsonl(path: Path, model: type[M]) -> list[tuple[str, M]]:
+    """Each non-blank line of ``path`` parsed as ``model``, with its ``line N`` label."""
+    out: list[tuple[str, M]] = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
@@ -158,16 +167,38 @@ def _load_examples(path: Path, intents: dict[str, IntentSpec]) -> tuple[Example,
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             raise PackError(f"not valid JSON: {exc.msg}", file=str(path), item=item) from exc
-        example = _model(Example, data, path, item=item)
-        if example.intent not in intents:
-            raise PackError(
-                f"intent '{example.intent}' is not declared in intents.yaml",
-                file=str(path),
-                item=item,
-                field="intent",
-            )
-        examples.append(example)
-    return tuple(examples)
+        out.append((item, _model(model, data, path, item=item)))
+    return out
+
+
+def _check_intent(example: Example, intents: dict[str, IntentSpec], path: Path, item: str) -> None:
+    if example.intent not in intents:
+        raise PackError(
+            f"intent '{example.intent}' is not declared in intents.yaml",
+            file=str(path),
+            item=item,
+            field="intent",
+        )
+
+
+def _load_examples(path: Path, intents: dict[str, IntentSpec]) -> tuple[Example, ...]:
+    if not path.exists():
+        return ()
+    examples = _jsonl(path, Example)
+    for item, example in examples:
+        _check_intent(example, intents, path, item)
+    return tuple(example for _, example in examples)
+
+
+def _load_dialogues(root: Path, intents: dict[str, IntentSpec]) -> tuple[Dialogue, ...]:
+    """Labelled training conversations for the context model, from ``dialogues*.jsonl``."""
+    dialogues: list[Dialogue] = []
+    for path in sorted(root.glob("dialogues*.jsonl")):
+        for item, dialogue in _jsonl(path, Dialogue):
+            for turn in dialogue.turns:
+                _check_intent(turn, intents, path, f"{item} ({dialogue.id})")
+            dialogues.append(dialogue)
+    return tuple(dialogues)
 
 
 def _load_replies(path: Path, intents: dict[str, IntentSpec]) -> dict[str, dict[str, str]]:

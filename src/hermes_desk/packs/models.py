@@ -67,6 +67,13 @@ class Example(_Strict):
     slots: dict[str, Any] = Field(default_factory=dict)
 
 
+class Dialogue(_Strict):
+    """A labelled conversation (``dialogues*.jsonl``): each customer turn with its intent."""
+
+    id: str = Field(min_length=1, max_length=200)
+    turns: list[Example] = Field(min_length=1, max_length=100)
+
+
 class ComplianceRule(_Strict):
     id: str = Field(pattern=_NAME)
     description: str = ""
