@@ -43,4 +43,4 @@ def test_every_command_group_is_in_the_readme() -> None:
 def test_readme_shows_the_two_setup_commands_and_the_curl_example() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "make serve" in readme and "make test" in readme
-    assert "我的订单202405201234到哪了？" in readme
+    assert "我的订单202405201234现在什么状态？" in readme

@@ -113,11 +113,11 @@ async def test_a_final_customer_segment_gets_the_assist(
         ready = await _ready(socket)
         assert ready["session_id"] == sid
         assert ready["max_message_bytes"] == service.settings.service.max_body_bytes
-        await _segment(socket, f"我的订单{ORDER}到哪了？")
+        await _segment(socket, f"我的订单{ORDER}现在什么状态？")
 
         echo = await _recv(socket)
         assert echo == {"type": "segment", "seq": 1, "speaker": "customer",
-                        "text": f"我的订单{ORDER}到哪了？", "final": True}  # fmt: skip
+                        "text": f"我的订单{ORDER}现在什么状态？", "final": True}  # fmt: skip
         assist = await _recv(socket)
 
     assert assist["type"] == "assist" and assist["seq"] == 1
@@ -224,7 +224,7 @@ async def test_every_socket_on_the_session_sees_the_updates(
         await _ready(console)
         await _segment(platform, "我的订单", final=False)
         assert (await _recv(console))["text"] == "我的订单"
-        await _segment(platform, f"我的订单{ORDER}到哪了")
+        await _segment(platform, f"我的订单{ORDER}现在什么状态")
         assert (await _recv(console))["final"] is True
         assist = await _recv(console)
     assert assist["type"] == "assist" and assist["intent"]["name"] == "order_status"
@@ -258,7 +258,7 @@ async def test_a_session_closed_while_connected_ends_the_socket(
         await _ready(socket)
         closed = await client.delete(f"/v1/sessions/{sid}", params={"user_id": "u1005"})
         assert closed.status_code == 200
-        await _segment(socket, f"我的订单{ORDER}到哪了")
+        await _segment(socket, f"我的订单{ORDER}现在什么状态")
         assert (await _recv(socket))["type"] == "segment"
         error = await _recv(socket)
         assert error["type"] == "error" and "closed" in error["error"]["message"]
@@ -330,6 +330,6 @@ async def test_a_turn_that_breaks_is_reported_and_the_socket_keeps_working(
             assert (await _recv(socket))["type"] == "segment"
             error = await _recv(socket)
             assert error["error"]["code"] == "internal_error" and error["seq"] == 1
-            await _segment(socket, f"我的订单{ORDER}到哪了")
+            await _segment(socket, f"我的订单{ORDER}现在什么状态")
             assert (await _recv(socket))["type"] == "segment"
             assert (await _recv(socket))["intent"]["name"] == "order_status"

@@ -38,7 +38,7 @@ def test_an_order_question_shows_intent_suggestion_and_tool_call(
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
 
     _open_session(page, console, "u1001")
-    page.get_by_test_id("utterance").fill(f"我的订单{ORDER}到哪了？")
+    page.get_by_test_id("utterance").fill(f"我的订单{ORDER}现在什么状态？")
     page.get_by_test_id("utterance").press("Enter")
 
     shipment = httpx.get(f"{console.backend_url}/shipments/{ORDER}").json()
@@ -83,9 +83,9 @@ def test_partial_segments_are_grey_until_the_final_one(page: Page, console: Cons
         expect(transcript.locator(".line.partial")).to_have_count(1)
         expect(transcript.locator(".line.partial")).to_contain_text(ORDER)
         expect(page.get_by_test_id("intent")).to_have_text("—")  # partials run nothing
-        send(platform, f"我的订单{ORDER}到哪了", final=True)
+        send(platform, f"我的订单{ORDER}现在什么状态", final=True)
         expect(transcript.locator(".line.partial")).to_have_count(0)
-        expect(transcript.locator(".line.final")).to_contain_text("到哪了")
+        expect(transcript.locator(".line.final")).to_contain_text("现在什么状态")
         expect(page.get_by_test_id("intent")).to_have_text("order_status")
 
 

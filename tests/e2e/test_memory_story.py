@@ -15,7 +15,7 @@ def test_notes_from_contact_one_open_contact_two_and_stay_with_their_user(
     first = service.open_session("u1001")
     assert first["notes"] == []
     sid = first["session_id"]
-    service.turn(sid, "u1001", "我的订单202405201234到哪了？")
+    service.turn(sid, "u1001", "我的订单202405201234现在什么状态？")
     late = service.turn(sid, "u1001", "物流已经超过7天了，我很生气")
     assert {"key": "logistics_delay_days", "value": 7} in [
         {"key": f["key"], "value": f["value"]} for f in late["key_facts"] if f["is_key_fact"]

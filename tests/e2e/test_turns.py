@@ -10,7 +10,7 @@ from tests.e2e.conftest import Service
 def test_order_status_turn_reaches_the_demo_backend(service: Service) -> None:
     session = service.open_session("u1001")
     assert session["resumed"] is False
-    out = service.turn(session["session_id"], "u1001", "我的订单202405201234到哪了？")
+    out = service.turn(session["session_id"], "u1001", "我的订单202405201234现在什么状态？")
 
     assert out["intent"]["name"] == "order_status"
     assert out["slots"]["order_id"] == "202405201234"

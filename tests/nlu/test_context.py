@@ -104,3 +104,20 @@ def test_bad_use_is_refused() -> None:
     views, gold = training_views(classifier, _dialogues()[:2])
     with pytest.raises(MisuseError, match="not among the intents"):
         ContextModel(["logistics", "oos"]).fit(views, gold)
+
+
+def test_probabilities_are_sklearns_logistic_regression() -> None:
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    classifier = train_turn_reader(_examples(), [], "linear").classifier
+    views, gold = training_views(classifier, _dialogues())
+    model = ContextModel(sorted(set(gold)))
+    model.fit(views, gold)
+    reference = LogisticRegression(C=model.c, max_iter=2000)
+    rows = [model._features(v) for v in views]
+    reference.fit(rows, gold)
+    expected = reference.predict_proba(rows)
+    got = np.array([[p for _, p in model.probabilities(v)] for v in views])
+    assert list(reference.classes_) == [label for label, _ in model.probabilities(views[0])]
+    assert np.allclose(got, expected, atol=1e-9)

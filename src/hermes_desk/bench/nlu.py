@@ -52,6 +52,24 @@ def _latency(clf: IntentClassifier, texts: Sequence[str], n: int = 500) -> dict[
     return {"p50": times[len(times) // 2], "p95": times[int(0.95 * (len(times) - 1))]}
 
 
+def _turn_latency(reader: TurnReader, pack_dir: Path) -> dict[str, float]:
+    """Per customer turn, as the turn pipeline reads it: ``TurnReader.read`` in a conversation."""
+    from hermes_desk.nlu.state import DialogueState
+
+    conversations = [
+        c for f in sorted(pack_dir.glob("conversations*.jsonl")) for c in load_conversations(f)
+    ]
+    times: list[float] = []
+    for conv in conversations:
+        state = DialogueState(threshold=SHIPPED_THRESHOLD)
+        for turn in conv.turns:
+            start = time.perf_counter()
+            reader.read(turn.text, state)
+            times.append((time.perf_counter() - start) * 1000.0)
+    times.sort()
+    return {"p50": times[len(times) // 2], "p95": times[int(0.95 * (len(times) - 1))]}
+
+
 def _score(clf: IntentClassifier, test: Sequence[Example], thresholds: Sequence[float]) -> Any:
     preds = clf.predict_many([e.text for e in test])
     gold = [e.intent for e in test]
@@ -125,6 +143,10 @@ def bench_pack(kind: str = "ensemble", pack_dir: Path = _PACK) -> Any:
     if heldout.is_file():
         figures["heldout"] = _score(clf, load_examples(heldout), [0.0, SHIPPED_THRESHOLD])
         figures["latency_ms"] = _latency(clf, [e.text for e in load_examples(heldout)])
+    figures["turn_latency_ms"] = _turn_latency(reader, pack_dir)
+    print(
+        f"  a turn read in context (classifier twice + context model): {figures['turn_latency_ms']}"
+    )
     modes: dict[str, tuple[TurnReader | IntentClassifier, bool]] = {
         "context": (reader, True),
         "rules": (clf, True),

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from hermes_desk.cli._backend import demo_backend_running
-from hermes_desk.cli.settings_option import load_settings
+from hermes_desk.cli.settings_option import load_settings, show_progress, user_model_cache
 from hermes_desk.config import Settings
 from hermes_desk.errors import HermesError
 
@@ -67,7 +67,11 @@ def _demo_settings(config: Path | None, data_dir: Path | None) -> Iterator[Setti
         yield load_settings(config, service={"data_dir": data_dir})
         return
     with tempfile.TemporaryDirectory(prefix="hermes-demo-") as tmp:
-        yield load_settings(config, service={"data_dir": Path(tmp)})
+        settings = load_settings(config, service={"data_dir": Path(tmp)})
+        if settings.nlu.model_dir is None:
+            nlu = settings.nlu.model_copy(update={"model_dir": user_model_cache()})
+            settings = settings.model_copy(update={"nlu": nlu})
+        yield settings
 
 
 async def _run_demo(settings: Settings, user: str) -> None:
@@ -105,6 +109,7 @@ def demo(
     user: Annotated[str, typer.Option(help="the demo customer")] = "u1001",
 ) -> None:
     """Run a scripted Chinese conversation, printed turn by turn."""
+    show_progress()
     with _demo_settings(config, data_dir) as settings:
         typer.echo("Hermes Desk demo — offline responder, embedded stores, demo backend")
         with demo_backend_running(settings.service.backend_url, quiet=True):
@@ -146,5 +151,6 @@ def chat(
 ) -> None:
     """Talk to the assistant as the customer (offline unless a model chain is configured)."""
     settings = load_settings(config)
+    show_progress()
     with demo_backend_running(settings.service.backend_url, quiet=True):
         asyncio.run(_run_chat(settings, user))

@@ -10,7 +10,7 @@ import typer
 from hermes_desk import __version__
 from hermes_desk.cli import bench, config_cmd, context, mcp, memory, nlu, tools
 from hermes_desk.cli.conversation import chat, demo
-from hermes_desk.cli.settings_option import load_settings
+from hermes_desk.cli.settings_option import load_settings, show_progress
 
 __all__ = ["app", "main"]
 
@@ -48,6 +48,7 @@ def serve(
     from hermes_desk.cli._backend import demo_backend_running
 
     settings = load_settings(config)
+    show_progress()
     bind_host = host or settings.service.host
     bind_port = port or settings.service.port
 

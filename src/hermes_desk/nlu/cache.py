@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,8 +25,10 @@ from hermes_desk.nlu.intent import load_classifier
 
 __all__ = ["fingerprint", "load_or_train", "model_path"]
 
+_logger = logging.getLogger(__name__)
+
 # Bumped when features or training change in a way that makes old cached models stale.
-_FEATURES_VERSION = 4
+_FEATURES_VERSION = 5
 
 
 def fingerprint(
@@ -71,6 +75,13 @@ def load_or_train(
     target = model_path(examples, settings, model_dir, dialogues)
     if (target / "meta.json").is_file():
         return TurnReader(load_classifier(target), ContextModel.load(target))
+    _logger.info(
+        "training the intent model on %d utterances and %d dialogues (once per pack version; "
+        "about a minute on two cores) …",
+        len(examples),
+        len(dialogues),
+    )
+    started = time.perf_counter()
     reader = train_turn_reader(
         examples,
         dialogues,
@@ -92,4 +103,7 @@ def load_or_train(
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    _logger.info(
+        "intent model trained in %.0f s, cached in %s", time.perf_counter() - started, target
+    )
     return reader

@@ -110,6 +110,7 @@ class ContextModel:
         return row
 
     def fit(self, views: Sequence[_TurnView], gold: Sequence[str]) -> None:
+        import numpy as np
         from sklearn.linear_model import LogisticRegression
 
         unknown = sorted(set(gold) - set(self.labels))
@@ -117,14 +118,32 @@ class ContextModel:
             raise MisuseError(f"dialogue labels {unknown} are not among the intents")
         model = LogisticRegression(C=self.c, max_iter=2000)
         model.fit([self._features(v) for v in views], list(gold))
-        self._model = model
+        coef, intercept = model.coef_, model.intercept_
+        if len(model.classes_) == 2:
+            # sklearn keeps one row for two classes; the softmax below wants one per class.
+            coef = np.vstack([-coef[0] / 2, coef[0] / 2])
+            intercept = np.array([-intercept[0] / 2, intercept[0] / 2])
+        self._model = {
+            "classes": [str(c) for c in model.classes_],
+            "coef": coef.astype(np.float64),
+            "intercept": intercept.astype(np.float64),
+        }
 
-    def predict(self, view: _TurnView) -> IntentPrediction:
+    def probabilities(self, view: _TurnView) -> list[tuple[str, float]]:
+        """Each intent's probability for this turn (a multinomial logistic regression computed
+        with numpy: sklearn's per-call checks cost more than the arithmetic)."""
+        import numpy as np
+
         if self._model is None:
             raise MisuseError("the context model is not trained: call fit or load first")
-        probs = self._model.predict_proba([self._features(view)])[0]
-        ranking = sorted(zip(self._model.classes_, probs, strict=True), key=lambda kv: -kv[1])
-        top = tuple((str(label), float(p)) for label, p in ranking[:5])
+        scores = self._model["coef"] @ np.asarray(self._features(view)) + self._model["intercept"]
+        probs = np.exp(scores - scores.max())
+        probs /= probs.sum()
+        return list(zip(self._model["classes"], probs.tolist(), strict=True))
+
+    def predict(self, view: _TurnView) -> IntentPrediction:
+        ranking = sorted(self.probabilities(view), key=lambda kv: -kv[1])
+        top = tuple(ranking[:5])
         return IntentPrediction(top[0][0], top[0][1], top)
 
     def save(self, directory: Path) -> None:
