@@ -42,6 +42,11 @@ class VerifyRequest(BaseModel):
     code: str = Field(min_length=1, max_length=16)
 
 
+class CaptchaAnswer(BaseModel):
+    captcha_id: str = Field(min_length=1, max_length=64)
+    answer: str = Field(min_length=1, max_length=16)
+
+
 class PasswordRequest(BaseModel):
     phone: Phone
     new_password: str = Field(min_length=6, max_length=128)
@@ -240,6 +245,14 @@ def _add_business_routes(app: FastAPI, state: BackendState) -> None:
             lambda: state.make_captcha(body.phone),
             body=body,
             header_key=idem,
+        )
+
+    @app.post("/captcha/verify", name="verify_captcha")
+    async def verify_captcha(request: Request, body: CaptchaAnswer) -> JSONResponse:
+        return await run(
+            request,
+            "verify_captcha",
+            lambda: state.verify_captcha(body.captcha_id, body.answer),
         )
 
     @app.post("/sms/verify", name="verify_sms")

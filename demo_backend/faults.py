@@ -22,6 +22,7 @@ ENDPOINTS: tuple[str, ...] = (
     "send_sms",
     "sms_outbox",
     "make_captcha",
+    "verify_captcha",
     "verify_sms",
     "update_password",
     "create_return",

@@ -163,7 +163,7 @@ class BackendState:
         self.password_digests: dict[str, str] = {}
         self.sms_outbox: dict[str, dict[str, Any]] = {}
         self.verified_phones: set[str] = set()
-        self.captchas: dict[str, str] = {}
+        self.captchas: dict[str, dict[str, str]] = {}
         self.returns: dict[str, dict[str, Any]] = {}
         self.refunds: dict[str, dict[str, Any]] = {}
         self.tickets: dict[str, dict[str, Any]] = {}
@@ -250,7 +250,7 @@ class BackendState:
         alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
         answer = "".join(self.rng.choice(alphabet) for _ in range(4))
         captcha_id = self._token("cap")
-        self.captchas[captcha_id] = answer
+        self.captchas[captcha_id] = {"answer": answer, "phone": phone}
         svg = (
             '<svg xmlns="http://www.w3.org/2000/svg" width="96" height="32">'
             '<rect width="96" height="32" fill="#eef"/>'
@@ -258,6 +258,17 @@ class BackendState:
         )
         image = "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode("ascii")
         return {"captcha_id": captcha_id, "image": image}
+
+    def verify_captcha(self, captcha_id: str, answer: str) -> dict[str, Any]:
+        """Case-insensitive, as captchas are; a solved captcha verifies its phone and is used up."""
+        captcha = self.captchas.get(captcha_id)
+        if captcha is None:
+            raise Refused(404, "no such captcha")
+        valid = captcha["answer"] == answer.strip().upper()
+        if valid:
+            self.verified_phones.add(captcha["phone"])
+            del self.captchas[captcha_id]
+        return {"valid": valid}
 
     def verify_sms(self, phone: str, code: str) -> dict[str, Any]:
         sent = self.sms_outbox.get(phone)

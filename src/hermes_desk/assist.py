@@ -358,19 +358,27 @@ class Assistant:
             failed_fallbacks=tuple(r.fallback or "" for r in results.values() if not r.ok),
             notes=tuple(n.text for n in notes),
             workflow_state=view.status if view is not None else None,
+            waiting_for=view.waiting_for if view is not None else None,
             language=language_of(text),
             missing_slots=tuple(missing),
         )
 
 
 def _value_for_schema(text: str, schema: Mapping[str, Any] | None) -> str | None:
-    """The first token of ``text`` that satisfies a slot's anchored ``pattern`` (a code the
-    customer reads out: "验证码是 123456"), for the slot a workflow is waiting for."""
+    """The token of ``text`` that satisfies a slot's anchored ``pattern`` (a code the customer
+    reads out: "验证码是 123456", "it says X7K2"), for the slot a workflow is waiting for.
+
+    Code-like tokens (with a digit, or in capitals) come first; else the last match, since a
+    code is read out after the words that announce it ("the code is abcd")."""
     if not schema or "pattern" not in schema:
         return None
     pattern = re.compile(str(schema["pattern"]))
     tokens: list[str] = re.findall(r"[A-Za-z0-9]+", text)
-    return next((token for token in tokens if pattern.fullmatch(token)), None)
+    matches = [token for token in tokens if pattern.fullmatch(token)]
+    coded = [t for t in matches if t.isupper() or any(ch.isdigit() for ch in t)]
+    if coded:
+        return coded[0]
+    return matches[-1] if matches else None
 
 
 def _state_of(session: Session, threshold: float) -> DialogueState:

@@ -57,6 +57,25 @@ def test_captcha(client: httpx.Client) -> None:
     assert body["image"].startswith("data:image/svg+xml;base64,")
 
 
+def test_captcha_answer_is_checked_case_insensitively_and_used_once(
+    client: httpx.Client, state: BackendState
+) -> None:
+    captcha_id = client.post("/captcha", json={"phone": PHONE, "idempotency_key": "c2"}).json()[
+        "captcha_id"
+    ]
+    answer = state.captchas[captcha_id]["answer"]
+    wrong = "AAAA" if answer != "AAAA" else "BBBB"
+    check = {"captcha_id": captcha_id, "answer": wrong}
+    assert client.post("/captcha/verify", json=check).json() == {"valid": False}
+    check["answer"] = answer.lower()
+    assert client.post("/captcha/verify", json=check).json() == {"valid": True}
+    assert PHONE in state.verified_phones
+    # Used up: the same answer again finds no captcha.
+    assert client.post("/captcha/verify", json=check).status_code == 404
+    bad = client.post("/captcha/verify", json={"captcha_id": captcha_id})
+    assert bad.status_code == 422
+
+
 def test_password_update(client: httpx.Client, state: BackendState) -> None:
     body = {"phone": PHONE, "new_password": "n3w-Secret!", "idempotency_key": "p1"}
     assert client.post("/password", json=body).json()["updated"] is True

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import re
+
 import httpx
 
 from tests.e2e.conftest import Service
@@ -55,6 +58,8 @@ def test_missing_order_id_asks_for_it_without_calling_a_tool(service: Service) -
 
 
 def test_password_reset_waits_for_the_customers_code(service: Service) -> None:
+    # The SMS wins the race (SMS ∥ captcha, first wins): the customer is asked for the SMS code.
+    httpx.put(f"{service.backend_url}/_faults/make_captcha", json={"latency_ms": 400})
     sid = service.open_session("u1001")["session_id"]
     first = service.turn(sid, "u1001", "我忘记密码了，手机号13800138000")
     assert first["intent"]["name"] == "password_reset"
@@ -74,6 +79,26 @@ def test_password_reset_waits_for_the_customers_code(service: Service) -> None:
         "update_password",
     }
     assert view["snapshots"], "every step leaves a snapshot"
+
+
+def test_when_the_captcha_wins_the_customer_reads_it_out(service: Service) -> None:
+    httpx.put(f"{service.backend_url}/_faults/send_sms", json={"latency_ms": 400})
+    sid = service.open_session("u1001")["session_id"]
+    first = service.turn(sid, "u1001", "我忘记密码了，手机号13800138000")
+    assert first["workflow"]["waiting_for"] == "captcha_answer"
+    assert "图形验证码" in first["suggestion"]["text"]
+    workflow = service.client.get(f"/v1/workflows/{first['workflow']['id']}").json()
+    captcha = next(s for s in workflow["steps"] if s["name"] == "make_captcha")
+    svg = base64.b64decode(captcha["output"]["image"].split(",", 1)[1]).decode()
+    answer = re.search(r">([A-Z0-9]{4})</text>", svg).group(1)  # type: ignore[union-attr]
+
+    wrong = service.turn(sid, "u1001", "是 ZZZZ 吗" if answer != "ZZZZ" else "是 YYYY 吗")
+    assert wrong["workflow"]["status"] == "waiting_input"
+    done = service.turn(sid, "u1001", f"图上写的是 {answer.lower()}")
+    assert done["workflow"]["status"] == "completed"
+    steps = {s["name"]: s["status"] for s in done["workflow"]["steps"]}
+    assert steps["verify_code"] == "skipped" and steps["verify_captcha"] == "succeeded"
+    assert steps["send_sms"] == "cancelled"
 
 
 def test_agent_utterances_are_recorded_without_assist(service: Service) -> None:

@@ -29,8 +29,8 @@ def test_demo_pack_tools_load_with_the_fixed_names() -> None:
     names = [s.name for s in specs]
     assert names == [
         "get_order", "get_shipment", "check_phone", "send_sms_code", "make_captcha",
-        "verify_sms_code", "update_password", "create_return", "issue_refund", "create_ticket",
-        "list_payment_methods", "kb_search",
+        "verify_captcha", "verify_sms_code", "update_password", "create_return", "issue_refund",
+        "create_ticket", "list_payment_methods", "kb_search",
     ]  # fmt: skip
     by_name = {s.name: s for s in specs}
     order = by_name["get_order"]

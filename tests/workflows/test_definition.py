@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,6 +42,8 @@ def test_pack_workflows_load_with_their_phases_and_modes() -> None:
     verify = reset.step("verify_code")
     assert verify.wait_for == "sms_code"
     assert verify.arguments["code"] == "$inputs.sms_code"
+    # Whichever challenge wins, the customer is asked for what it gave them.
+    assert (verify.when, reset.step("verify_captcha").when) == ("send_sms", "make_captcha")
     refund = workflows["return_refund"]
     assert "open_ticket" in refund.branches
     assert refund.tools() == {"get_order", "create_return", "issue_refund", "create_ticket"}
@@ -103,6 +106,34 @@ def test_waiting_is_only_allowed_in_a_sequence_phase() -> None:
                 ],
             }
         )
+
+
+@pytest.mark.parametrize(
+    ("phases", "words"),
+    [
+        (  # names a step that does not exist
+            [{"name": "p", "steps": [{"name": "a", "tool": "t", "when": "ghost"}]}],
+            "when 'ghost' names no earlier step",
+        ),
+        (  # names a later step
+            [
+                {"name": "p", "steps": [{"name": "a", "tool": "t", "when": "b"}]},
+                {"name": "q", "steps": [{"name": "b", "tool": "t"}]},
+            ],
+            "when 'b' names no earlier step",
+        ),
+        (  # in a parallel phase
+            [
+                {"name": "p", "steps": [{"name": "a", "tool": "t"}]},
+                {"name": "q", "mode": "all", "steps": [{"name": "b", "tool": "t", "when": "a"}]},
+            ],
+            "have 'when': only a 'sequence' phase",
+        ),
+    ],
+)
+def test_conditions_name_an_earlier_step_in_a_sequence(phases: Any, words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        WorkflowDefinition.model_validate({"name": "x", "phases": phases})
 
 
 def test_steps_in_a_parallel_phase_cannot_use_each_other() -> None:

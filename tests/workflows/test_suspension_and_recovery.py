@@ -74,9 +74,39 @@ async def test_password_reset_waits_for_the_customers_code_across_turns_and_work
     assert [c[1]["code"] for c in verify] == ["246810"]
     by_name = {s.name: s for s in done.steps}
     assert by_name["make_captcha"].status == "cancelled"
+    assert by_name["verify_captcha"].status == "skipped"
     assert by_name["update_password"].status == "succeeded"
     # The generated temporary password was used but never shows in the view.
     assert tools.calls[-1][1]["new_password"] not in done.model_dump_json()
+
+
+async def test_when_the_captcha_wins_the_customer_is_asked_for_it_not_for_an_sms_code(
+    make_service: Make, tools: Tools
+) -> None:
+    reset_tools(tools)
+    tools.behaviour["send_sms_code"] = lambda a: 30.0  # slow: the captcha wins the race
+    tools.behaviour["make_captcha"] = lambda a: {"captcha_id": "cap-1", "image": "data:,"}
+
+    def verify_captcha(attempt: int) -> Any:
+        _, arguments, _ = tools.calls[-1]
+        return {"valid": arguments == {"captcha_id": "cap-1", "answer": "X7K2"}}
+
+    tools.behaviour["verify_captcha"] = verify_captcha
+    async with make_service(PACK) as service:
+        view = await service.start("password_reset", {"phone": "13800138000"}, tenant="t", user="u")
+        assert (view.status, view.waiting_for) == ("waiting_input", "captcha_answer")
+        # An SMS code is not what it waits for: nothing changes.
+        same = await service.provide_input(view.id, {"sms_code": "246810"})
+        assert (same.status, same.waiting_for) == ("waiting_input", "captcha_answer")
+        wrong = await service.provide_input(view.id, {"captcha_answer": "AAAA"})
+        assert (wrong.status, wrong.waiting_for) == ("waiting_input", "captcha_answer")
+        done = await service.provide_input(view.id, {"captcha_answer": "X7K2"})
+    assert done.status == "completed"
+    by_name = {s.name: s for s in done.steps}
+    assert by_name["send_sms"].status == "cancelled"
+    assert by_name["verify_code"].status == "skipped"
+    assert by_name["verify_captcha"].status == "succeeded"
+    assert tools.count("verify_sms_code") == 0 and tools.count("verify_captcha") == 2
 
 
 async def test_a_wrong_code_is_asked_again_and_a_carried_over_one_is_ignored(

@@ -174,6 +174,7 @@ class ResponderInput:
         language: ``"zh"`` or ``"en"`` (reply templates may be keyed by language).
         missing_slots: required slots the intent still needs.
         situation: force a reply situation instead of deriving it.
+        waiting_for: the slot a waiting workflow asks the customer for (``sms_code``…).
     """
 
     intent: str
@@ -185,3 +186,4 @@ class ResponderInput:
     language: str = "zh"
     missing_slots: tuple[str, ...] = ()
     situation: str | None = None
+    waiting_for: str | None = None

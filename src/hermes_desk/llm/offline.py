@@ -83,6 +83,9 @@ def situation_for(facts: ResponderInput) -> str:
     """The reply situation a turn is in, derived from its facts (unless forced)."""
     if facts.situation:
         return facts.situation
+    if facts.workflow_state == "waiting_input" and facts.waiting_for:
+        # ``waiting_<slot>`` (e.g. ``waiting_captcha_answer``), falling back to waiting_input.
+        return f"waiting_{facts.waiting_for}"
     if facts.workflow_state and facts.workflow_state in _WORKFLOW_SITUATION:
         return _WORKFLOW_SITUATION[facts.workflow_state]
     if facts.failed_fallbacks:
@@ -200,7 +203,12 @@ class OfflineResponder:
         the built-in generic reply for the language.
         """
         situation = situation_for(facts)
-        order = (situation, *SITUATIONS.get(situation, ("ok",)))
+        if situation in SITUATIONS:
+            order = (situation, *SITUATIONS[situation])
+        elif situation.startswith("waiting_"):  # waiting for one slot: its own, then generic
+            order = (situation, "waiting_input", *SITUATIONS["waiting_input"])
+        else:
+            order = (situation, "ok")
         fields = _fields(facts)
         pack = self._candidates(self._pack_templates(facts.intent), order, facts.language)
         rendered = _first_rendered(pack, fields, strict=True)

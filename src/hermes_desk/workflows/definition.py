@@ -15,9 +15,12 @@ A step names a tool and maps its arguments from references:
 - ``"$inputs.amount ?? $steps.get_order.output.amount"``: the first that has a value.
 
 A step with ``wait_for: <slot>`` suspends the workflow until a turn brings that slot (it may have no
-tool: then it only waits). ``expect`` checks fields of the output (``{valid: true}``); a mismatch
-is a *rejection*, never retried. A rejected step that waits for a slot asks again up to
-``input_attempts`` times. ``on_failure`` is ``fail``, ``escalate`` or the name of a branch.
+tool: then it only waits). A step with ``when: <earlier step>`` runs only if that step succeeded
+and is *skipped* otherwise: after a ``first`` phase, the steps that follow up on the winner (the
+SMS code when the SMS went out first, the captcha answer when the captcha did). ``expect`` checks
+fields of the output (``{valid: true}``); a mismatch is a *rejection*, never retried. A rejected
+step that waits for a slot asks again up to ``input_attempts`` times. ``on_failure`` is ``fail``,
+``escalate`` or the name of a branch.
 """
 
 from __future__ import annotations
@@ -85,6 +88,7 @@ class Step(_Strict):
     timeout_s: float | None = Field(None, gt=0)
     retry: RetryPolicy = RetryPolicy()
     on_failure: str | None = None
+    when: str | None = Field(None, pattern=_NAME)
     description: str = ""
 
     @model_validator(mode="after")
@@ -108,6 +112,9 @@ class Phase(_Strict):
             waiting = [s.name for s in self.steps if s.wait_for]
             if waiting:
                 raise ValueError(f"steps {waiting} wait for input: only a 'sequence' phase may")
+            conditional = [s.name for s in self.steps if s.when]
+            if conditional:
+                raise ValueError(f"steps {conditional} have 'when': only a 'sequence' phase may")
         return self
 
 
@@ -183,6 +190,8 @@ class WorkflowDefinition(_Strict):
                     f"step '{step.name}': on_failure '{target}' is not 'fail', 'escalate' or a "
                     f"branch ({sorted(self.branches)})"
                 )
+        if step.when is not None and step.when not in known_before:
+            raise ValueError(f"step '{step.name}': when '{step.when}' names no earlier step")
         inputs = set(self.inputs) | self._slots()
         refs = [part.strip() for r in iter_references(step.arguments) for part in r.split("??")]
         for ref in refs:

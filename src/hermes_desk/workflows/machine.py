@@ -51,6 +51,7 @@ StepStatus = Literal[
     "timeout",
     "cancelled",
     "rejected",
+    "skipped",
 ]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "escalated"})
 ACTIVE_STATUSES: frozenset[str] = frozenset({"pending", "running", "waiting_input"})
@@ -218,6 +219,11 @@ def advance(
 ) -> tuple[WorkflowState, Action]:
     """Close finished phases, follow failures, and say what to do next."""
     new = _clone(state)
+    for phase, step in definition.all_steps():
+        # A step added to the definition after this workflow started (a newer pack version)
+        # starts out pending, so snapshots taken before the change still resume.
+        if step.name not in new.steps:
+            new.steps[step.name] = StepRecord(name=step.name, phase=phase.name, tool=step.tool)
     while True:
         if new.terminal:
             return new, Finished(new.status)
@@ -258,10 +264,15 @@ def _phase_verdict(
     records = [state.steps[s.name] for s in phase.steps]
     if phase.mode == "sequence":
         for step, record in zip(phase.steps, records, strict=True):
-            if record.status == "succeeded":
+            if record.status in ("succeeded", "skipped"):
                 continue
             if record.status in _STEP_FAILED:
                 return step.name
+            if step.when is not None and state.steps[step.when].status != "succeeded":
+                record.status = "skipped"
+                record.error = f"skipped: '{step.when}' did not succeed"
+                record.finished_at = now
+                continue
             if step.wait_for and state.inputs.get(step.wait_for) in (None, ""):
                 return AwaitInput(step.name, step.wait_for)
             if step.tool is None:  # a pure wait: the slot is here, nothing to call
