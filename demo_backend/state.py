@@ -250,6 +250,8 @@ class BackendState:
         alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
         answer = "".join(self.rng.choice(alphabet) for _ in range(4))
         captcha_id = self._token("cap")
+        # The phone's latest captcha replaces the older ones, as a new SMS code does.
+        self.captchas = {k: v for k, v in self.captchas.items() if v["phone"] != phone}
         self.captchas[captcha_id] = {"answer": answer, "phone": phone}
         svg = (
             '<svg xmlns="http://www.w3.org/2000/svg" width="96" height="32">'
@@ -260,14 +262,15 @@ class BackendState:
         return {"captcha_id": captcha_id, "image": image}
 
     def verify_captcha(self, captcha_id: str, answer: str) -> dict[str, Any]:
-        """Case-insensitive, as captchas are; a solved captcha verifies its phone and is used up."""
+        """Case-insensitive, as captchas are; a solved captcha verifies its phone. Like an SMS
+        code, checking the same answer again gives the same answer (a check re-sent after a
+        crash must not fail), until a new captcha for the phone replaces it."""
         captcha = self.captchas.get(captcha_id)
         if captcha is None:
             raise Refused(404, "no such captcha")
         valid = captcha["answer"] == answer.strip().upper()
         if valid:
             self.verified_phones.add(captcha["phone"])
-            del self.captchas[captcha_id]
         return {"valid": valid}
 
     def verify_sms(self, phone: str, code: str) -> dict[str, Any]:

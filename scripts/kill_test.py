@@ -6,8 +6,9 @@ It starts the demo backend (``python -m demo_backend``) with latency on every st
 mid-step, and the Hermes Desk service itself (``python -m hermes_desk serve``, data directory —
 SQLite snapshots included — in the work folder; ``--service-cmd`` switches to another command,
 ``{port}``, ``{workdir}`` and ``{backend}`` are filled in). It begins N workflows (half password
-reset, half return/refund), plays the customer (reads the SMS code from the backend's outbox and
-sends it back), and kills the service with SIGKILL every ``--kill-min``..``--kill-max``
+reset, half return/refund), plays the customer (reads the SMS code from the backend's outbox, or
+the captcha's characters off its image when the captcha won the race, and sends them back), and
+kills the service with SIGKILL every ``--kill-min``..``--kill-max``
 seconds, restarting it each time.
 
 Pass: every workflow ends completed, failed or escalated (none left running), and the backend's
@@ -18,10 +19,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import collections
 import json
 import os
 import random
+import re
 import shlex
 import signal
 import subprocess
@@ -43,13 +46,17 @@ ORDERS = [
     "202405231122", "202405120345", "202405191888", "202405160123", "202405140246",
 ]  # fmt: skip
 LATENCY_MS = {
-    "check_phone": 150, "send_sms": 300, "make_captcha": 600, "verify_sms": 150,
+    # The SMS goes out first until the first kill; each restart then flips the race (killer).
+    "check_phone": 150, "send_sms": 250, "make_captcha": 300, "verify_sms": 150,
+    "verify_captcha": 150,
     "update_password": 250, "get_order": 150, "create_return": 300, "issue_refund": 300,
     "create_ticket": 200,
 }  # fmt: skip
 WRITES = {"send_sms", "make_captcha", "update_password", "create_return", "issue_refund",
           "create_ticket"}  # fmt: skip
 TERMINAL = {"completed", "failed", "escalated"}
+#: the steps that wait for the customer, and the slot each asks for
+ASKS = {"verify_code": "sms_code", "verify_captcha": "captcha_answer"}
 
 
 def free_port() -> int:
@@ -129,24 +136,43 @@ async def run_one(
         view = await call(service, client, "POST", "/v1/workflows",
                           json={"name": kind, "inputs": inputs, "wait_s": 0})  # fmt: skip
         workflow_id = view["id"]
-        fed_round = -1
+        fed: tuple[str, int] | None = None
         while view["status"] not in TERMINAL:
-            if view["status"] == "waiting_input":
-                round_ = next(s["input_round"] for s in view["steps"] if s["name"] == "verify_code")
-                if round_ != fed_round:
-                    outbox = (await client.get(f"{backend}/sms/outbox/{key}")).json()
+            asking = [
+                s for s in view["steps"] if s["name"] in ASKS and s["status"] == "waiting_input"
+            ]
+            if view["status"] == "waiting_input" and asking:
+                step = asking[0]
+                if (step["name"], step["input_round"]) != fed:
+                    slot = ASKS[step["name"]]
+                    if slot == "sms_code":
+                        value = (await client.get(f"{backend}/sms/outbox/{key}")).json()["code"]
+                    else:
+                        value = captcha_answer(view)
                     view = await call(
                         service, client, "POST", f"/v1/workflows/{workflow_id}/input",
-                        json={"slots": {"sms_code": outbox["code"]}, "wait_s": 0},
+                        json={"slots": {slot: value}, "wait_s": 0},
                     )  # fmt: skip
-                    fed_round = round_
+                    fed = (step["name"], step["input_round"])
                     continue
             await asyncio.sleep(0.2)
             view = await call(service, client, "GET", f"/v1/workflows/{workflow_id}")
         results[workflow_id] = view
 
 
-async def killer(service: Service, stop: asyncio.Event, args: argparse.Namespace) -> list[float]:
+def captcha_answer(view: dict[str, Any]) -> str:
+    """What the customer reads off the captcha image (an SVG with the characters as text)."""
+    image = next(s["output"]["image"] for s in view["steps"] if s["name"] == "make_captcha")
+    svg = base64.b64decode(image.split(",", 1)[1]).decode()
+    match = re.search(r">([A-Z0-9]{4})</text>", svg)
+    assert match is not None, "the captcha image carries no characters"
+    return match.group(1)
+
+
+async def killer(
+    service: Service, stop: asyncio.Event, args: argparse.Namespace, client: httpx.AsyncClient,
+    backend: str,
+) -> list[float]:  # fmt: skip
     rng = random.Random(args.seed)
     kills: list[float] = []
     while not stop.is_set():
@@ -157,6 +183,12 @@ async def killer(service: Service, stop: asyncio.Event, args: argparse.Namespace
             pass
         service.kill()
         kills.append(time.monotonic())
+        # Each restart flips which challenge is ready first, so both follow-ups are exercised.
+        slow, fast = (
+            ("send_sms", "make_captcha") if len(kills) % 2 else ("make_captcha", "send_sms")
+        )
+        await client.put(f"{backend}/_faults/{slow}", json={"latency_ms": 300})
+        await client.put(f"{backend}/_faults/{fast}", json={"latency_ms": 250})
         await service.start()
     return kills
 
@@ -190,7 +222,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             locks = {p: asyncio.Lock() for p in PHONES}
             results: dict[str, dict[str, Any]] = {}
             stop = asyncio.Event()
-            kill_task = asyncio.create_task(killer(service, stop, args))
+            kill_task = asyncio.create_task(killer(service, stop, args, client, backend_url))
             started = time.monotonic()
             await asyncio.gather(
                 *(run_one(k, key, service, backend_url, client, locks, results) for k, key in jobs)
@@ -215,11 +247,16 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     statuses = collections.Counter((v["name"], v["status"]) for v in results.values())
     stuck = [i for i, v in results.items() if v["status"] not in TERMINAL]
     step_statuses = collections.Counter(s["status"] for v in results.values() for s in v["steps"])
+    verified_by = collections.Counter(
+        s["name"] for v in results.values() for s in v["steps"]
+        if s["name"] in ASKS and s["status"] == "succeeded"
+    )  # fmt: skip
     report = {
         "n": args.n,
         "workflows_finished": len(results),
         "statuses": {f"{k[0]}:{k[1]}": n for k, n in sorted(statuses.items())},
         "step_statuses": dict(step_statuses),
+        "password_resets_verified_by": dict(verified_by),
         "kills": len(kills),
         "service_starts": service.starts,
         "elapsed_s": round(elapsed, 1),

@@ -57,12 +57,14 @@ def test_captcha(client: httpx.Client) -> None:
     assert body["image"].startswith("data:image/svg+xml;base64,")
 
 
-def test_captcha_answer_is_checked_case_insensitively_and_used_once(
+def test_captcha_answer_is_checked_case_insensitively_until_replaced(
     client: httpx.Client, state: BackendState
 ) -> None:
-    captcha_id = client.post("/captcha", json={"phone": PHONE, "idempotency_key": "c2"}).json()[
-        "captcha_id"
-    ]
+    def new_captcha(key: str) -> str:
+        body = client.post("/captcha", json={"phone": PHONE, "idempotency_key": key}).json()
+        return str(body["captcha_id"])
+
+    captcha_id = new_captcha("c2")
     answer = state.captchas[captcha_id]["answer"]
     wrong = "AAAA" if answer != "AAAA" else "BBBB"
     check = {"captcha_id": captcha_id, "answer": wrong}
@@ -70,7 +72,10 @@ def test_captcha_answer_is_checked_case_insensitively_and_used_once(
     check["answer"] = answer.lower()
     assert client.post("/captcha/verify", json=check).json() == {"valid": True}
     assert PHONE in state.verified_phones
-    # Used up: the same answer again finds no captcha.
+    # A check re-sent after a crash gets the same answer …
+    assert client.post("/captcha/verify", json=check).json() == {"valid": True}
+    # … until a new captcha for the phone replaces this one.
+    new_captcha("c3")
     assert client.post("/captcha/verify", json=check).status_code == 404
     bad = client.post("/captcha/verify", json={"captcha_id": captcha_id})
     assert bad.status_code == 422

@@ -250,3 +250,55 @@ async def test_watchdog_adopts_an_orphan_left_by_a_dead_worker(
         final = await service.wait_settled("wf_crashed")
     assert final.status == "completed"
     assert [c[0] for c in tools.calls] == ["b"]
+
+
+def test_when_follows_the_winner_even_if_both_racers_finished() -> None:
+    """Both challenges may succeed before the race phase closes: only the winner's follow-up
+    runs, the other is skipped."""
+    definition = workflow(
+        {"name": "race", "mode": "first", "steps": [{"name": "sms", "tool": "s"},
+                                                     {"name": "captcha", "tool": "c"}]},
+        {"name": "check", "steps": [{"name": "by_sms", "tool": "v", "when": "sms"},
+                                    {"name": "by_captcha", "tool": "v", "when": "captcha"}]},
+    )  # fmt: skip
+    state = new_workflow(
+        definition, workflow_id="wf", inputs={}, tenant="t", user="u", session_id=None,
+        now=0.0, deadline_s=900,
+    )  # fmt: skip
+    state, _ = advance(definition, state, 0.0)
+    for name in ("sms", "captcha"):
+        state = step_started(state, name, 0.0)
+    state = step_finished(definition, state, "captcha", StepResult("ok", {}), 1.0)
+    state = step_finished(definition, state, "sms", StepResult("ok", {}), 2.0)
+    state, action = advance(definition, state, 3.0)
+    assert state.phases[0].winner == "captcha"
+    assert action.steps == ("by_captcha",)  # type: ignore[union-attr]
+    assert state.steps["by_sms"].status == "skipped"
+
+
+async def test_input_arriving_while_the_worker_still_resumes_the_workflow_is_taken(
+    make_service: Make, tools: Tools, store: SqliteSnapshotStore
+) -> None:
+    """After a restart the worker resumes every active workflow; a customer's input that lands
+    before that resume has reached the recorded wait must not be dropped."""
+    from hermes_desk.workflows.service import _Drive
+
+    reset_tools(tools)
+    verify_against(tools, "246810")
+    async with make_service(PACK) as service:
+        view = await service.start("password_reset", {"phone": "13800138000"}, tenant="t", user="u")
+        assert view.waiting_for == "sms_code"
+        snapshot = await store.load(view.id)
+        assert snapshot is not None
+        resuming = _Drive(Cursor(snapshot.state(), snapshot.seq))
+        service._drives[view.id] = resuming  # a resume in progress on this worker
+
+        async def resume_reaches_the_wait() -> None:
+            await anyio.sleep(0.05)
+            service._drives.pop(view.id, None)
+            resuming.settled.set()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(resume_reaches_the_wait)
+            done = await service.provide_input(view.id, {"sms_code": "246810"})
+    assert done.status == "completed"

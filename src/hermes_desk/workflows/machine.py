@@ -268,9 +268,9 @@ def _phase_verdict(
                 continue
             if record.status in _STEP_FAILED:
                 return step.name
-            if step.when is not None and state.steps[step.when].status != "succeeded":
+            if step.when is not None and not _won(state, step.when):
                 record.status = "skipped"
-                record.error = f"skipped: '{step.when}' did not succeed"
+                record.error = f"skipped: '{step.when}' did not go through"
                 record.finished_at = now
                 continue
             if step.wait_for and state.inputs.get(step.wait_for) in (None, ""):
@@ -304,6 +304,16 @@ def _phase_verdict(
     if open_steps:
         return RunSteps(phase.name, phase.mode, open_steps)
     return records[-1].name
+
+
+def _won(state: WorkflowState, step: str) -> bool:
+    """Did ``step`` succeed — and, in a ``first`` phase, win? (Two racers may both finish before
+    the phase closes; only the winner counts.)"""
+    record = state.steps[step]
+    if record.status != "succeeded":
+        return False
+    phase = next((p for p in reversed(state.phases) if p.name == record.phase), None)
+    return phase is None or phase.mode != "first" or phase.winner in (None, step)
 
 
 def _enter_phase(state: WorkflowState, phase: Phase, now: float) -> None:

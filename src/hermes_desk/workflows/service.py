@@ -227,6 +227,13 @@ class WorkflowService:
             updated, accepted = provide_input(
                 self.definitions[state.name], state, slots, self.clock.now()
             )
+            drive = self._drives.get(workflow_id)
+            if accepted and drive is not None:
+                # This worker is still moving it (resuming it after a restart, say) towards the
+                # wait the snapshot records: let it get there, then take the input.
+                with anyio.move_on_after(self.settle_wait_s):
+                    await drive.settled.wait()
+                continue
             if not accepted or workflow_id in self._drives:
                 history = await self.store.history(workflow_id)
                 return WorkflowView.of(state, seq=snapshot.seq, history=history)
