@@ -417,7 +417,7 @@ def _tool_view(name: str, result: ToolResult) -> dict[str, Any]:
 
 
 def _workflow_view(view: WorkflowView) -> dict[str, Any]:
-    return {
+    out = {
         "id": view.id,
         "name": view.name,
         "status": view.status,
@@ -425,6 +425,22 @@ def _workflow_view(view: WorkflowView) -> dict[str, Any]:
         "waiting_for": view.waiting_for,
         "steps": [{"name": s.name, "status": s.status} for s in view.steps],
     }
+    image = _image_to_show(view)
+    if image is not None:
+        out["image"] = image
+    return out
+
+
+def _image_to_show(view: WorkflowView) -> str | None:
+    """While a workflow waits for the customer, the image they must read from (a captcha): the
+    agent shows or sends it. Only ``data:image/…`` URLs from steps that went through."""
+    if view.status != "waiting_input":
+        return None
+    for step in reversed(view.steps):
+        image = (step.output or {}).get("image") if step.status == "succeeded" else None
+        if isinstance(image, str) and image.startswith("data:image/"):
+            return image
+    return None
 
 
 def _short(result: ToolResult) -> str:

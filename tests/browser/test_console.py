@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from typing import Any
@@ -104,3 +105,29 @@ def test_a_resumed_session_shows_its_transcript_and_closing_ends_it(
     page.get_by_test_id("close-session").click()
     expect(page.get_by_test_id("connection")).to_contain_text("ended")
     expect(page.get_by_test_id("utterance")).to_be_disabled()
+
+
+def test_the_captcha_to_read_out_is_shown_while_the_reset_waits_for_it(
+    page: Page, console: Console
+) -> None:
+    httpx.put(f"{console.backend_url}/_faults/send_sms", json={"latency_ms": 400})
+    try:
+        _open_session(page, console, "u1001")
+        image = page.get_by_test_id("workflow-image")
+        expect(image).to_be_hidden()
+        page.get_by_test_id("utterance").fill("我忘记密码了，手机号13800138000")
+        page.get_by_test_id("utterance").press("Enter")
+        expect(page.get_by_test_id("workflow")).to_contain_text("captcha_answer")
+        expect(image).to_be_visible()
+        src = image.get_attribute("src") or ""
+        assert src.startswith("data:image/svg+xml;base64,")
+        svg = base64.b64decode(src.split(",", 1)[1]).decode()
+        answer = re.search(r">([A-Z0-9]{4})</text>", svg).group(1)  # type: ignore[union-attr]
+
+        page.get_by_test_id("utterance").fill(f"是 {answer}")
+        page.get_by_test_id("utterance").press("Enter")
+        expect(page.get_by_test_id("workflow")).to_contain_text("completed")
+        expect(image).to_be_hidden()
+        expect(page.get_by_test_id("steps")).to_contain_text("skipped")
+    finally:
+        httpx.delete(f"{console.backend_url}/_faults")

@@ -87,6 +87,8 @@ def test_when_the_captcha_wins_the_customer_reads_it_out(service: Service) -> No
     first = service.turn(sid, "u1001", "我忘记密码了，手机号13800138000")
     assert first["workflow"]["waiting_for"] == "captcha_answer"
     assert "图形验证码" in first["suggestion"]["text"]
+    # The agent is given the picture to show the customer.
+    assert first["workflow"]["image"].startswith("data:image/svg+xml;base64,")
     workflow = service.client.get(f"/v1/workflows/{first['workflow']['id']}").json()
     captcha = next(s for s in workflow["steps"] if s["name"] == "make_captcha")
     svg = base64.b64decode(captcha["output"]["image"].split(",", 1)[1]).decode()
@@ -99,6 +101,7 @@ def test_when_the_captcha_wins_the_customer_reads_it_out(service: Service) -> No
     steps = {s["name"]: s["status"] for s in done["workflow"]["steps"]}
     assert steps["verify_code"] == "skipped" and steps["verify_captcha"] == "succeeded"
     assert steps["send_sms"] == "cancelled"
+    assert "image" not in done["workflow"]
 
 
 def test_agent_utterances_are_recorded_without_assist(service: Service) -> None:

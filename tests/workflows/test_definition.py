@@ -166,3 +166,12 @@ def test_definitions_can_be_written_in_python() -> None:
 def test_missing_file_is_a_pack_error(tmp_path: Path) -> None:
     with pytest.raises(PackError):
         load_workflow_file(tmp_path / "absent.yaml")
+
+
+def test_the_benchmarks_serial_reset_follows_the_sms_only() -> None:
+    from hermes_desk.bench.workflows import serial_variant
+
+    serial = serial_variant(load_workflow_dir(PACK_WORKFLOWS)["password_reset"], "serial")
+    assert {phase.mode for phase in serial.phases} == {"sequence"}
+    names = [step.name for _, step in serial.all_steps()]
+    assert "verify_code" in names and "verify_captcha" not in names

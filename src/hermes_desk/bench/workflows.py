@@ -56,11 +56,18 @@ PHONES = (
 
 
 def serial_variant(definition: WorkflowDefinition, name: str) -> WorkflowDefinition:
-    """The same workflow with every phase run as a sequence (what a serial caller does)."""
+    """The same workflow with every phase run as a sequence (what a serial caller does). A race
+    becomes "the first step, then the next": the first racer is the one followed up, so steps
+    conditional on the other racers (``when``) are left out."""
     data = definition.model_dump()
     data["name"] = name
+    losers: set[str] = set()
     for phase in data["phases"]:
+        if phase["mode"] == "first":
+            losers |= {step["name"] for step in phase["steps"][1:]}
         phase["mode"] = "sequence"
+    for phase in data["phases"]:
+        phase["steps"] = [step for step in phase["steps"] if step.get("when") not in losers]
     return WorkflowDefinition.model_validate(data)
 
 
@@ -194,15 +201,29 @@ async def _lane(
             definitions[shape].name, {"phone": phone}, tenant="b", user=phone
         )
         engine = time.perf_counter() - t0
-        if view.status == "waiting_input":
-            code = (await client.get(f"{backend_url}/sms/outbox/{phone}")).json()["code"]
+        if view.status == "waiting_input" and view.waiting_for:
+            answer = await _customer_answer(view, client, backend_url, phone)
             t1 = time.perf_counter()
-            view = await service.provide_input(view.id, {"sms_code": code})
+            view = await service.provide_input(view.id, {view.waiting_for: answer})
             engine += time.perf_counter() - t1
         outcomes[shape][view.status] = outcomes[shape].get(view.status, 0) + 1
         if view.status == "completed" and len(durations[shape]) < runs:
             durations[shape].append(engine)
         print(f"  {shape:12s} {view.status:10s} {engine:6.2f} s", flush=True)
+
+
+async def _customer_answer(view: Any, client: Any, backend_url: str, phone: str) -> str:
+    """What the customer reads out: the SMS code from the outbox, or the captcha's characters
+    from its image when the captcha won the race."""
+    if view.waiting_for == "sms_code":
+        return str((await client.get(f"{backend_url}/sms/outbox/{phone}")).json()["code"])
+    import base64
+    import re
+
+    image = next(s.output["image"] for s in view.steps if s.name == "make_captcha")
+    svg = base64.b64decode(image.split(",", 1)[1]).decode()
+    match = re.search(r">([A-Z0-9]{4})</text>", svg)
+    return match.group(1) if match else ""
 
 
 async def bench_engine_overhead(

@@ -190,6 +190,11 @@
   function showWorkflow(workflow) {
     const steps = $("steps");
     steps.replaceChildren();
+    const image = $("workflow-image");
+    // The picture the customer must read from (a captcha) while the workflow waits for them.
+    image.hidden = !(workflow && workflow.image);
+    if (workflow && workflow.image) image.src = workflow.image;
+    else image.removeAttribute("src");
     if (!workflow) {
       $("workflow").textContent = "—";
       return;
