@@ -57,7 +57,7 @@ from hermes_desk.tools import (
 from hermes_desk.workflows import WorkflowService, open_snapshot_store
 from hermes_desk.workflows.tool_steps import ToolStepExecutor
 
-__all__ = ["OfflineSuggester", "Runtime", "build_runtime"]
+__all__ = ["OfflineSuggester", "Runtime", "build_runtime", "load_intent_model"]
 
 _logger = logging.getLogger(__name__)
 _MCP_RETRY_S = 30.0
@@ -214,6 +214,16 @@ def _model_side(
     return responder, ModelSlotChannel(chain, events=sink, clock=clock), chain.aclose
 
 
+def load_intent_model(pack: Pack, settings: Settings) -> TurnReader:
+    """The pack's intent model (classifier + context model), trained once and cached."""
+    examples = [NluExample(e.text, e.intent, dict(e.slots)) for e in pack.examples]
+    dialogues = [
+        Conversation(d.id, tuple(NluExample(t.text, t.intent) for t in d.turns))
+        for d in pack.dialogues
+    ]
+    return load_or_train(examples, settings.nlu, settings.model_dir, dialogues=dialogues)
+
+
 def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
     """Load the pack, train or load the intent model, and wire every module."""
     clock = clock or SystemClock()
@@ -233,12 +243,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         archive=SqliteSessionArchive(database),
         events=sink,
     )
-    examples = [NluExample(e.text, e.intent, dict(e.slots)) for e in pack.examples]
-    dialogues = [
-        Conversation(d.id, tuple(NluExample(t.text, t.intent) for t in d.turns))
-        for d in pack.dialogues
-    ]
-    intents = load_or_train(examples, settings.nlu, settings.model_dir, dialogues=dialogues)
+    intents = load_intent_model(pack, settings)
     slot_extractor = SlotExtractor(clock)
 
     http = httpx.AsyncClient()

@@ -97,3 +97,28 @@ def test_explicit_threshold_wins_over_validation(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, [*args, "--validation", str(data), "--threshold", "0.35"])
     assert result.exit_code == 0, result.output
     assert json.loads((out / "meta.json").read_text("utf-8"))["oos_threshold"] == 0.35
+
+
+def test_conversations_reads_them_as_the_service_does(tmp_path: Path) -> None:
+    convs = tmp_path / "convs.jsonl"
+    rows = [
+        {"id": "a", "turns": [{"text": "我要退货，订单202405201234", "intent": "return_exchange"},
+                              {"text": "202405201234", "intent": "return_exchange"}]},
+        {"id": "b", "turns": [{"text": "我的快递到哪了", "intent": "logistics"},
+                              {"text": "好的谢谢", "intent": "oos"}]},
+    ]  # fmt: skip
+    convs.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), "utf-8")
+    result = CliRunner().invoke(app, ["conversations", "--data", str(convs), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert set(report) == {"context", "rules", "alone"}
+    for mode in report.values():
+        assert mode["conversations"] == 2 and len(mode["per_turn_accuracy"]) == 2
+    # A bare order id carries the conversation's intent; alone it has none.
+    assert report["context"]["per_turn_accuracy"][1] > report["alone"]["per_turn_accuracy"][1]
+    table = CliRunner().invoke(app, ["conversations", "--data", str(convs)])
+    assert "2 conversations" in table.output and "context" in table.output
+
+    convs.write_text('{"id": "x", "turns": []}\n', "utf-8")
+    bad = CliRunner().invoke(app, ["conversations", "--data", str(convs)])
+    assert bad.exit_code == 2 and ":1:" in bad.output

@@ -114,6 +114,48 @@ def evaluate(
     _render(report)
 
 
+@app.command()
+def conversations(
+    data: Annotated[
+        Path, typer.Option(help="JSONL of {id, turns: [{text, intent}, ...]} conversations")
+    ],
+    config: Annotated[Path | None, typer.Option(help="YAML settings file")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+) -> None:
+    """Intent accuracy per turn position on scripted conversations, read as the service reads
+    them: the configured pack's model (classifier + context model), the dialogue state's rules
+    alone, and the classifier on each turn alone."""
+    from hermes_desk.cli.settings_option import load_settings, show_progress
+    from hermes_desk.nlu import TurnReader, evaluate_conversations, load_conversations
+    from hermes_desk.packs import load_pack
+    from hermes_desk.runtime import load_intent_model
+
+    settings = load_settings(config)
+    show_progress()
+    try:
+        convs = load_conversations(data)
+        reader = load_intent_model(load_pack(settings.service.pack), settings)
+        threshold = settings.nlu.oos_threshold
+        reports = {
+            "context": evaluate_conversations(reader, convs, threshold=threshold),
+            "rules": evaluate_conversations(
+                TurnReader(reader.classifier, None), convs, threshold=threshold
+            ),
+            "alone": evaluate_conversations(
+                reader.classifier, convs, threshold=threshold, use_context=False
+            ),
+        }
+    except HermesError as exc:
+        _fail(exc)
+    if as_json:
+        typer.echo(json.dumps({k: r.to_dict() for k, r in reports.items()}, ensure_ascii=False))
+        return
+    typer.echo(f"{len(convs)} conversations, accuracy per turn position")
+    for mode, report in reports.items():
+        turns = " / ".join(f"{a:.1%}" for a in report.per_turn_accuracy)
+        typer.echo(f"  {mode:8s} {turns}  (all {report.accuracy:.1%})")
+
+
 def _render(report: object) -> None:
     from rich.console import Console
     from rich.table import Table
