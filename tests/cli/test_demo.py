@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from demo_backend import create_app as create_backend
+from hermes_desk.cli.conversation import save_picture
 from hermes_desk.cli.main import app
 from hermes_desk.testing.servers import serve_in_thread
 
@@ -44,3 +47,15 @@ def test_bad_settings_stop_the_command_with_the_field_named(
     result = CliRunner().invoke(app, ["demo"])
     assert result.exit_code == 2
     assert "sessions.idle_ttl_s" in result.output
+
+
+def test_a_picture_for_the_customer_is_saved_to_a_file(tmp_path: Path) -> None:
+    svg = b'<svg xmlns="http://www.w3.org/2000/svg"><text>X7K2</text></svg>'
+    url = "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
+    saved = save_picture(url, "wf_a/b", tmp_path)
+    assert saved == tmp_path / "hermes-desk-wf_a_b.svg"
+    assert saved.read_bytes() == svg
+    for bad in ("data:text/plain;base64,aGk=", "data:image/png,raw", "https://x/y.png"):
+        with pytest.raises(ValueError):
+            save_picture(bad, "x", tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hermes-desk-wf_a_b.svg"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ from hermes_desk.cli.settings_option import load_settings, show_progress, user_m
 from hermes_desk.config import Settings
 from hermes_desk.errors import HermesError
 
-__all__ = ["DEMO_SCRIPT", "chat", "demo"]
+__all__ = ["DEMO_SCRIPT", "chat", "demo", "save_picture"]
 
 TENANT = "default"
 
@@ -47,11 +48,28 @@ def _print_outcome(outcome: dict[str, Any]) -> None:
     if workflow:
         waiting = f", waiting for {workflow['waiting_for']}" if workflow.get("waiting_for") else ""
         typer.echo(f"  workflow   {workflow['name']} {workflow['status']}{waiting}")
+        if workflow.get("image"):
+            saved = save_picture(workflow["image"], workflow["id"])
+            typer.echo(f"  picture    {saved}  (what the customer is shown: open it to answer)")
     for fact in outcome.get("key_facts", []):
         if fact.get("is_key_fact"):
             typer.echo(f"  key fact   {fact['key']} = {fact['value']}  (short-term)")
     suggestion = outcome.get("suggestion") or {}
     typer.echo(f"  suggestion [{suggestion.get('source')}] {suggestion.get('text')}")
+
+
+def save_picture(data_url: str, name: str, folder: Path | None = None) -> Path:
+    """Write a ``data:image/…;base64,…`` URL to a file (a terminal cannot show it) and return
+    the file's path: ``<folder>/hermes-desk-<name>.<svg|png|…>``."""
+    header, _, payload = data_url.partition(",")
+    mime = header.removeprefix("data:").split(";")[0]
+    if not mime.startswith("image/") or ";base64" not in header:
+        raise ValueError("not a base64 data:image URL")
+    suffix = mime.removeprefix("image/").split("+")[0] or "img"
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)
+    target = (folder or Path(tempfile.gettempdir())) / f"hermes-desk-{safe}.{suffix}"
+    target.write_bytes(base64.b64decode(payload, validate=True))
+    return target
 
 
 def _print_notes(notes: list[dict[str, Any]]) -> None:
