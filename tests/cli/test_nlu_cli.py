@@ -43,7 +43,6 @@ def test_train_then_evaluate_json(tmp_path: Path) -> None:
     for key in ("accuracy", "in_scope_accuracy", "macro_f1", "oos_recall"):
         assert 0.0 <= report[key] <= 1.0
     assert report["accuracy"] > 0.8
-    assert set(report["latency_ms"]) >= {"p50", "p95"}
     assert report["threshold"] == 0.5
 
 

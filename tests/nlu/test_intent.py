@@ -26,7 +26,6 @@ def test_training_data_fits_itself(pack_examples: list[Example]) -> None:
     report = evaluate(clf, pack_examples, threshold=0.0)
     assert report.accuracy > 0.95
     assert set(report.per_intent) == {e.intent for e in pack_examples}
-    assert report.latency_ms["p95"] >= report.latency_ms["p50"] > 0
 
 
 def test_threshold_turns_unsure_predictions_out_of_scope() -> None:

@@ -133,7 +133,7 @@ async def test_ok_call_emits_one_event_and_counts(setup: Any) -> None:
     event = events[0].to_dict()
     assert event["event"] == "tool.call" and event["request_id"] == "ses_abc"
     assert event["tool"] == "get_order" and event["status"] == "ok"
-    assert len(event["args_digest"]) == 16 and event["latency_ms"] >= 0
+    assert len(event["args_digest"]) == 16
     assert executor.metrics.count("get_order", "ok") == 1
     text = executor.metrics.render().decode()
     assert 'hermes_tool_call_duration_seconds_count{tool="get_order"} 1.0' in text
