@@ -8,7 +8,13 @@ error rate, hangs) per endpoint and a request log. Run it with
 from demo_backend.app import create_app
 from demo_backend.faults import ENDPOINTS, WILDCARD, FaultConfig, FaultTable
 from demo_backend.log import Outcome, RequestLog
-from demo_backend.state import FEATURES, BackendState, Refused, load_sample_data
+from demo_backend.state import (
+    FEATURES,
+    BackendState,
+    Refused,
+    load_sample_data,
+    read_captcha,
+)
 
 __all__ = [
     "ENDPOINTS",
@@ -22,4 +28,5 @@ __all__ = [
     "RequestLog",
     "create_app",
     "load_sample_data",
+    "read_captcha",
 ]

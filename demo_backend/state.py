@@ -253,13 +253,7 @@ class BackendState:
         # The phone's latest captcha replaces the older ones, as a new SMS code does.
         self.captchas = {k: v for k, v in self.captchas.items() if v["phone"] != phone}
         self.captchas[captcha_id] = {"answer": answer, "phone": phone}
-        svg = (
-            '<svg xmlns="http://www.w3.org/2000/svg" width="96" height="32">'
-            '<rect width="96" height="32" fill="#eef"/>'
-            f'<text x="14" y="23" font-family="monospace" font-size="20">{answer}</text></svg>'
-        )
-        image = "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode("ascii")
-        return {"captcha_id": captcha_id, "image": image}
+        return {"captcha_id": captcha_id, "image": _captcha_image(answer)}
 
     def verify_captcha(self, captcha_id: str, answer: str) -> dict[str, Any]:
         """Case-insensitive, as captchas are; a solved captcha verifies its phone. Like an SMS
@@ -344,3 +338,32 @@ class BackendState:
         }
         self.tickets[ticket_id] = record
         return {"ticket_id": ticket_id, "status": "open"}
+
+
+_CAPTCHA_TEXT = re.compile(r">([A-Z0-9]{4})</text>")
+
+
+def _captcha_image(answer: str) -> str:
+    svg = (
+        '<svg xmlns="http://www.w3.org/2000/svg" width="96" height="32">'
+        '<rect width="96" height="32" fill="#eef"/>'
+        f'<text x="14" y="23" font-family="monospace" font-size="20">{answer}</text></svg>'
+    )
+    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode("ascii")
+
+
+def read_captcha(image: str) -> str:
+    """What a customer reads off a captcha this backend drew (its ``image`` data URL): for
+    demos, tests and benchmarks that play the customer.
+
+    Raises:
+        ValueError: the image is not one of this backend's captchas.
+    """
+    try:
+        svg = base64.b64decode(image.split(",", 1)[1]).decode()
+    except (IndexError, ValueError) as exc:
+        raise ValueError("not a captcha image of the demo backend") from exc
+    match = _CAPTCHA_TEXT.search(svg)
+    if match is None:
+        raise ValueError("not a captcha image of the demo backend")
+    return match.group(1)

@@ -36,8 +36,7 @@ from hermes_desk.memory import (
     VerificationScheduler,
     VerifierRegistry,
 )
-from hermes_desk.nlu import Conversation, SlotExtractor, TurnReader, load_or_train
-from hermes_desk.nlu import Example as NluExample
+from hermes_desk.nlu import SlotExtractor, TurnReader, load_or_train
 from hermes_desk.packs import Pack, load_pack
 from hermes_desk.sessions import (
     Session,
@@ -216,11 +215,7 @@ def _model_side(
 
 def load_intent_model(pack: Pack, settings: Settings) -> TurnReader:
     """The pack's intent model (classifier + context model), trained once and cached."""
-    examples = [NluExample(e.text, e.intent, dict(e.slots)) for e in pack.examples]
-    dialogues = [
-        Conversation(d.id, tuple(NluExample(t.text, t.intent) for t in d.turns))
-        for d in pack.dialogues
-    ]
+    examples, dialogues = pack.training_data()
     return load_or_train(examples, settings.nlu, settings.model_dir, dialogues=dialogues)
 
 

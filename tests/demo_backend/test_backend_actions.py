@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 import httpx
+import pytest
 
-from demo_backend import BackendState, create_app
+from demo_backend import BackendState, create_app, read_captcha
 from hermes_desk.testing.servers import serve_in_thread
 
 PHONE = "13800138000"
@@ -66,6 +67,11 @@ def test_captcha_answer_is_checked_case_insensitively_until_replaced(
 
     captcha_id = new_captcha("c2")
     answer = state.captchas[captcha_id]["answer"]
+    image = client.post("/captcha", json={"phone": PHONE, "idempotency_key": "c2"}).json()["image"]
+    assert read_captcha(image) == answer  # what the customer reads off the picture
+    for not_ours in ("data:image/svg+xml;base64,PHN2Zy8+", "no image", "data:,"):
+        with pytest.raises(ValueError):
+            read_captcha(not_ours)
     wrong = "AAAA" if answer != "AAAA" else "BBBB"
     check = {"captcha_id": captcha_id, "answer": wrong}
     assert client.post("/captcha/verify", json=check).json() == {"valid": False}

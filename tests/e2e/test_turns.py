@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import base64
-import re
-
 import httpx
 
+from demo_backend import read_captcha
 from tests.e2e.conftest import Service
 
 
@@ -90,8 +88,7 @@ def test_when_the_captcha_wins_the_customer_reads_it_out(service: Service) -> No
     assert first["workflow"]["image"].startswith("data:image/svg+xml;base64,")
     workflow = service.client.get(f"/v1/workflows/{first['workflow']['id']}").json()
     captcha = next(s for s in workflow["steps"] if s["name"] == "make_captcha")
-    svg = base64.b64decode(captcha["output"]["image"].split(",", 1)[1]).decode()
-    answer = re.search(r">([A-Z0-9]{4})</text>", svg).group(1)  # type: ignore[union-attr]
+    answer = read_captcha(captcha["output"]["image"])
 
     wrong = service.turn(sid, "u1001", "是 ZZZZ 吗" if answer != "ZZZZ" else "是 YYYY 吗")
     assert wrong["workflow"]["status"] == "waiting_input"

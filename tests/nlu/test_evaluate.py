@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_desk.errors import ValidationError
+from hermes_desk.errors import NotFoundError, ValidationError
 from hermes_desk.nlu import (
     Conversation,
     Example,
@@ -86,6 +86,12 @@ def test_loaders_validate(tmp_path: Path) -> None:
     conv = tmp_path / "c.jsonl"
     conv.write_text('{"id": "a", "turns": [{"text": "hi", "intent": "oos"}]}\n', "utf-8")
     assert load_conversations(conv)[0].turns[0].intent == "oos"
+    with pytest.raises(NotFoundError, match="no such file"):
+        load_conversations(tmp_path / "missing.jsonl")
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(b"\xff\xfe\x00\x81")
+    with pytest.raises(ValidationError, match="UTF-8"):
+        load_examples(binary)
     conv.write_text('{"id": "a", "turns": []}\n', "utf-8")
     with pytest.raises(ValidationError):
         load_conversations(conv)

@@ -18,8 +18,8 @@ from typing import Any
 
 from hermes_desk.config import NluSettings
 from hermes_desk.nlu.context import TurnReader, train_turn_reader
-from hermes_desk.nlu.evaluate import evaluate_conversations, score_predictions
-from hermes_desk.nlu.examples import Example, load_conversations, load_examples
+from hermes_desk.nlu.evaluate import evaluate_conversation_modes, score_predictions
+from hermes_desk.nlu.examples import Conversation, Example, load_conversations, load_examples
 from hermes_desk.nlu.intent import IntentClassifier, apply_threshold, build_classifier
 from hermes_desk.nlu.threshold import DEFAULT_MIN_IN_SCOPE, choose_threshold
 
@@ -52,13 +52,10 @@ def _latency(clf: IntentClassifier, texts: Sequence[str], n: int = 500) -> dict[
     return {"p50": times[len(times) // 2], "p95": times[int(0.95 * (len(times) - 1))]}
 
 
-def _turn_latency(reader: TurnReader, pack_dir: Path) -> dict[str, float]:
+def _turn_latency(reader: TurnReader, conversations: Sequence[Conversation]) -> dict[str, float]:
     """Per customer turn, as the turn pipeline reads it: ``TurnReader.read`` in a conversation."""
     from hermes_desk.nlu.state import DialogueState
 
-    conversations = [
-        c for f in sorted(pack_dir.glob("conversations*.jsonl")) for c in load_conversations(f)
-    ]
     times: list[float] = []
     for conv in conversations:
         state = DialogueState(threshold=SHIPPED_THRESHOLD)
@@ -127,10 +124,12 @@ def bench_pack(kind: str = "ensemble", pack_dir: Path = _PACK) -> Any:
     sets: single utterances (``nlu_heldout.jsonl``) and five-turn conversations, read with the
     context model, with the dialogue state's rules alone, and by the classifier alone."""
     print(f"ecommerce pack ({kind}): nlu.jsonl + dialogues*.jsonl → evaluation sets")
-    examples = load_examples(pack_dir / "nlu.jsonl")
-    dialogues = [
-        c for f in sorted(pack_dir.glob("dialogues*.jsonl")) for c in load_conversations(f)
-    ]
+    from hermes_desk.packs import load_pack
+
+    examples, dialogues = load_pack(pack_dir).training_data()
+    conversation_sets = {
+        path: load_conversations(path) for path in sorted(pack_dir.glob("conversations*.jsonl"))
+    }
     start = time.perf_counter()
     reader = train_turn_reader(examples, dialogues, kind)
     print(
@@ -143,21 +142,15 @@ def bench_pack(kind: str = "ensemble", pack_dir: Path = _PACK) -> Any:
     if heldout.is_file():
         figures["heldout"] = _score(clf, load_examples(heldout), [0.0, SHIPPED_THRESHOLD])
         figures["latency_ms"] = _latency(clf, [e.text for e in load_examples(heldout)])
-    figures["turn_latency_ms"] = _turn_latency(reader, pack_dir)
+    figures["turn_latency_ms"] = _turn_latency(
+        reader, [c for convs in conversation_sets.values() for c in convs]
+    )
     print(
         f"  a turn read in context (classifier twice + context model): {figures['turn_latency_ms']}"
     )
-    modes: dict[str, tuple[TurnReader | IntentClassifier, bool]] = {
-        "context": (reader, True),
-        "rules": (clf, True),
-        "alone": (clf, False),
-    }
-    for path in sorted(pack_dir.glob("conversations*.jsonl")):
-        convs = load_conversations(path)
-        for mode, (model, use_context) in modes.items():
-            r = evaluate_conversations(
-                model, convs, threshold=SHIPPED_THRESHOLD, use_context=use_context
-            )
+    for path, convs in conversation_sets.items():
+        modes = evaluate_conversation_modes(reader, convs, threshold=SHIPPED_THRESHOLD)
+        for mode, r in modes.items():
             figures[f"{path.stem}_{mode}"] = r.to_dict()
             turns = " / ".join(f"{a:.1%}" for a in r.per_turn_accuracy)
             print(f"  {path.name} ({mode}): {turns} (all {r.accuracy:.1%})")

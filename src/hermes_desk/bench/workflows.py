@@ -217,13 +217,9 @@ async def _customer_answer(view: Any, client: Any, backend_url: str, phone: str)
     from its image when the captcha won the race."""
     if view.waiting_for == "sms_code":
         return str((await client.get(f"{backend_url}/sms/outbox/{phone}")).json()["code"])
-    import base64
-    import re
+    from demo_backend import read_captcha
 
-    image = next(s.output["image"] for s in view.steps if s.name == "make_captcha")
-    svg = base64.b64decode(image.split(",", 1)[1]).decode()
-    match = re.search(r">([A-Z0-9]{4})</text>", svg)
-    return match.group(1) if match else ""
+    return read_captcha(next(s.output["image"] for s in view.steps if s.name == "make_captcha"))
 
 
 async def bench_engine_overhead(

@@ -126,7 +126,7 @@ def conversations(
     them: the configured pack's model (classifier + context model), the dialogue state's rules
     alone, and the classifier on each turn alone."""
     from hermes_desk.cli.settings_option import load_settings, show_progress
-    from hermes_desk.nlu import TurnReader, evaluate_conversations, load_conversations
+    from hermes_desk.nlu import evaluate_conversation_modes, load_conversations
     from hermes_desk.packs import load_pack
     from hermes_desk.runtime import load_intent_model
 
@@ -135,16 +135,7 @@ def conversations(
     try:
         convs = load_conversations(data)
         reader = load_intent_model(load_pack(settings.service.pack), settings)
-        threshold = settings.nlu.oos_threshold
-        reports = {
-            "context": evaluate_conversations(reader, convs, threshold=threshold),
-            "rules": evaluate_conversations(
-                TurnReader(reader.classifier, None), convs, threshold=threshold
-            ),
-            "alone": evaluate_conversations(
-                reader.classifier, convs, threshold=threshold, use_context=False
-            ),
-        }
+        reports = evaluate_conversation_modes(reader, convs, threshold=settings.nlu.oos_threshold)
     except HermesError as exc:
         _fail(exc)
     if as_json:

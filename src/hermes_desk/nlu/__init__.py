@@ -12,6 +12,7 @@ from hermes_desk.nlu.evaluate import (
     ConversationReport,
     EvaluationReport,
     evaluate,
+    evaluate_conversation_modes,
     evaluate_conversations,
 )
 from hermes_desk.nlu.examples import Conversation, Example, load_conversations, load_examples
@@ -53,6 +54,7 @@ __all__ = [
     "apply_threshold",
     "build_classifier",
     "evaluate",
+    "evaluate_conversation_modes",
     "evaluate_conversations",
     "extract_durations",
     "find_dates",

@@ -84,7 +84,8 @@ class ContextModel:
         labels = self.labels
         alone = _distribution(view.alone, labels)
         joined = _distribution(view.joined, labels)
-        elliptical = is_follow_up(view.text) or is_short(view.text)
+        follow_up, short = is_follow_up(view.text), is_short(view.text)
+        elliptical = follow_up or short
         previous = [float(view.previous == label) for label in labels]
         row = [
             *alone,
@@ -100,8 +101,8 @@ class ContextModel:
             alone[at] if at is not None else 0.0,
             joined[at] if at is not None else 0.0,
             float(view.joined is not None),
-            float(is_follow_up(view.text)),
-            float(is_short(view.text)),
+            float(follow_up),
+            float(short),
             float(is_slot_only(view.text)),
             float(is_acknowledgement(view.text)),
             float(any(ch.isdigit() for ch in view.text)),

@@ -23,6 +23,7 @@ __all__ = [
     "EvaluationReport",
     "IntentScore",
     "evaluate",
+    "evaluate_conversation_modes",
     "evaluate_conversations",
     "score_predictions",
 ]
@@ -213,3 +214,18 @@ def evaluate_conversations(
         accuracy=sum(hits.values()) / all_turns if all_turns else 0.0,
         min_turn_accuracy=min(per_turn) if per_turn else 0.0,
     )
+
+
+def evaluate_conversation_modes(
+    reader: TurnReader, conversations: Sequence[Conversation], *, threshold: float
+) -> dict[str, ConversationReport]:
+    """The same conversations read three ways: ``context`` (the reader as the service uses it),
+    ``rules`` (its classifier with the dialogue state's rules alone) and ``alone`` (each turn
+    by the classifier on its own)."""
+    return {
+        "context": evaluate_conversations(reader, conversations, threshold=threshold),
+        "rules": evaluate_conversations(reader.classifier, conversations, threshold=threshold),
+        "alone": evaluate_conversations(
+            reader.classifier, conversations, threshold=threshold, use_context=False
+        ),
+    }

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hermes_desk.errors import ValidationError
+from hermes_desk.errors import NotFoundError, ValidationError
 
 __all__ = ["Conversation", "Example", "load_conversations", "load_examples"]
 
@@ -27,7 +27,15 @@ class Conversation:
 
 def _lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
     out: list[tuple[int, dict[str, Any]]] = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise NotFoundError(f"{path}: no such file", file=str(path)) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValidationError(
+            f"{path}: not a readable UTF-8 text file ({exc})", file=str(path)
+        ) from exc
+    for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:

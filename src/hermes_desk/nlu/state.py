@@ -164,11 +164,13 @@ class DialogueState:
             return ResolvedIntent(OOS, p.confidence, False, p)
         if previous is not None and is_slot_only(text):
             return ResolvedIntent(previous, p.confidence, True, p)
-        intent, confidence = in_context.intent, in_context.confidence
-        if confidence >= self.threshold or intent == OOS or previous is None:
-            chosen = intent if confidence >= self.threshold else OOS
+        confidence = in_context.confidence
+        if confidence >= self.threshold:
+            chosen = in_context.intent
+        elif previous is None or in_context.intent == OOS:
+            chosen = OOS  # unsure with nothing to keep, or leaning out of scope
         else:
-            chosen = previous
+            chosen = previous  # unsure: the conversation keeps its intent
         return ResolvedIntent(chosen, confidence, chosen != p.intent, p)
 
     def _decide(self, text: str, p: IntentPrediction) -> ResolvedIntent:

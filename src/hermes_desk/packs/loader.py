@@ -22,6 +22,8 @@ from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from hermes_desk.errors import PackError
+from hermes_desk.nlu.examples import Conversation
+from hermes_desk.nlu.examples import Example as NluExample
 from hermes_desk.packs.models import (
     ComplianceRules,
     Dialogue,
@@ -71,6 +73,15 @@ class Pack:
     @property
     def keyfacts_file(self) -> Path:
         return self.root / "keyfacts.yaml"
+
+    def training_data(self) -> tuple[list[NluExample], list[Conversation]]:
+        """``nlu.jsonl`` and ``dialogues*.jsonl`` as the intent model trains on them."""
+        examples = [NluExample(e.text, e.intent, dict(e.slots)) for e in self.examples]
+        dialogues = [
+            Conversation(d.id, tuple(NluExample(t.text, t.intent) for t in d.turns))
+            for d in self.dialogues
+        ]
+        return examples, dialogues
 
     def intent(self, name: str) -> IntentSpec:
         return self.intents.get(name) or self.intents[OUT_OF_SCOPE]
