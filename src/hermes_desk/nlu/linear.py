@@ -48,7 +48,9 @@ class LinearIntentClassifier:
     def _svm(self) -> Any:
         from sklearn.svm import LinearSVC
 
-        return LinearSVC(C=self.c)
+        # liblinear visits the samples in a random order; a fixed seed makes training repeatable
+        # (unseeded, two trainings on the same data disagreed on borderline utterances).
+        return LinearSVC(C=self.c, random_state=0)
 
     def fit(self, texts: Sequence[str], intents: Sequence[str]) -> None:
         classes, y = encode_labels(texts, intents)
