@@ -433,11 +433,20 @@ def _workflow_view(view: WorkflowView) -> dict[str, Any]:
 
 def _image_to_show(view: WorkflowView) -> str | None:
     """While a workflow waits for the customer, the image they must read from (a captcha): the
-    agent shows or sends it. Only ``data:image/…`` URLs from steps that went through."""
+    agent shows or sends it. Only ``data:image/…`` URLs from steps that went through — a racer
+    that finished but lost its ``first`` phase did not."""
     if view.status != "waiting_input":
         return None
+    lost = {
+        step.name
+        for step in view.steps
+        for phase in view.phases
+        if phase.name == step.phase and phase.mode == "first" and phase.winner != step.name
+    }
     for step in reversed(view.steps):
-        image = (step.output or {}).get("image") if step.status == "succeeded" else None
+        if step.status != "succeeded" or step.name in lost:
+            continue
+        image = (step.output or {}).get("image")
         if isinstance(image, str) and image.startswith("data:image/"):
             return image
     return None

@@ -302,3 +302,24 @@ async def test_input_arriving_while_the_worker_still_resumes_the_workflow_is_tak
             group.start_soon(resume_reaches_the_wait)
             done = await service.provide_input(view.id, {"sms_code": "246810"})
     assert done.status == "completed"
+
+
+async def test_only_the_winners_picture_is_shown_to_the_customer(
+    make_service: Make, tools: Tools
+) -> None:
+    from hermes_desk.assist import _workflow_view
+
+    reset_tools(tools)
+    image = "data:image/svg+xml;base64,PHN2Zy8+"
+    tools.behaviour["make_captcha"] = lambda a: {"captcha_id": "cap-1", "image": image}
+    async with make_service(PACK) as service:
+        view = await service.start("password_reset", {"phone": "13800138000"}, tenant="t", user="u")
+        by_name = {s.name: s.status for s in view.steps}
+        winner = next(p.winner for p in view.phases if p.name == "challenge")
+        # Both racers went through; the workflow asks for what the winner gave the customer.
+        assert by_name["send_sms"] == by_name["make_captcha"] == "succeeded"
+        shown = _workflow_view(view).get("image")
+        if winner == "send_sms":
+            assert view.waiting_for == "sms_code" and shown is None
+        else:
+            assert view.waiting_for == "captcha_answer" and shown == image

@@ -234,7 +234,7 @@ class WorkflowService:
                 with anyio.move_on_after(self.settle_wait_s):
                     await drive.settled.wait()
                 continue
-            if not accepted or workflow_id in self._drives:
+            if not accepted:
                 history = await self.store.history(workflow_id)
                 return WorkflowView.of(state, seq=snapshot.seq, history=history)
             cursor = Cursor(updated, snapshot.seq)
