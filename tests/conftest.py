@@ -33,6 +33,34 @@ def _unavailable(what: str, exc: Exception) -> None:
     pytest.skip(message)
 
 
+def _train_pack_model() -> Path:
+    """Train (or load from the shared cache) the bundled pack's intent model; its folder."""
+    from hermes_desk.config import Settings
+    from hermes_desk.packs import load_pack
+    from hermes_desk.runtime import load_intent_model
+
+    settings = Settings()
+    load_intent_model(load_pack(settings.service.pack), settings)
+    return settings.model_dir
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Train the pack's model once, before any test runs, when a collected test serves it:
+    outside every test's time limit, and before any server's start-up."""
+    if any("pack_model_dir" in getattr(item, "fixturenames", ()) for item in session.items):
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line("preparing the pack's intent model (trained once per version) …")
+        _train_pack_model()
+
+
+@pytest.fixture(scope="session")
+def pack_model_dir() -> Path:
+    """The folder holding the bundled pack's trained intent model; servers built in tests load
+    it from there instead of training their own."""
+    return _train_pack_model()
+
+
 @pytest.fixture
 def fake_clock() -> FakeClock:
     return FakeClock()

@@ -14,7 +14,7 @@ from hermes_desk.runtime import Runtime, build_runtime
 from hermes_desk.testing import FakeClock
 from hermes_desk.testing.servers import serve_in_thread
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("pack_model_dir")]
 
 
 @pytest.fixture(scope="module")

@@ -41,9 +41,9 @@ def backend_url() -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("models")  # trained once for the module's servers
+@pytest.fixture(scope="session")
+def model_dir(pack_model_dir: Path) -> Path:
+    return pack_model_dir  # trained once per run, before any server starts
 
 
 def _settings(data_dir: Path, model_dir: Path, backend_url: str, **service: Any) -> Settings:

@@ -78,9 +78,9 @@ def backend_url() -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("models")  # the NLU model, trained once per module
+@pytest.fixture(scope="session")
+def model_dir(pack_model_dir: Path) -> Path:
+    return pack_model_dir  # trained once per run, before any server starts
 
 
 @pytest.fixture

@@ -14,6 +14,8 @@ from hermes_desk.cli.conversation import save_picture
 from hermes_desk.cli.main import app
 from hermes_desk.testing.servers import serve_in_thread
 
+pytestmark = pytest.mark.usefixtures("pack_model_dir")
+
 
 @pytest.fixture
 def backend_url() -> Iterator[str]:

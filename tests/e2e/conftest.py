@@ -41,6 +41,12 @@ class Service:
         return dict(response.json())
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _trained_pack_model(pack_model_dir: Path) -> Path:
+    """Servers in these tests load the pack's model; it is trained before any of them starts."""
+    return pack_model_dir
+
+
 @pytest.fixture(scope="module")
 def backend_url() -> Iterator[str]:
     with serve_in_thread(create_backend()) as url:
