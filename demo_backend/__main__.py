@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--require-verified-phone",
         action="store_true",
-        help="POST /password only after a successful POST /sms/verify for that phone",
+        help="accepted for compatibility: password changes always need an SMS-verified phone",
     )
     parser.add_argument(
         "--sample-dates",

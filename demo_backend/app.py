@@ -8,6 +8,7 @@ business method.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -56,12 +57,25 @@ class PasswordRequest(BaseModel):
 class ReturnRequest(BaseModel):
     order_id: str = Field(min_length=1, max_length=64)
     reason: str = Field(min_length=1, max_length=200)
+    user_id: str = Field(min_length=1, max_length=64)
     idempotency_key: IdempotencyKey = None
 
 
 class RefundRequest(BaseModel):
     order_id: str = Field(min_length=1, max_length=64)
     amount: float = Field(gt=0)
+    user_id: str = Field(min_length=1, max_length=64)
+    idempotency_key: IdempotencyKey = None
+
+
+class ResetRequest(BaseModel):
+    phone: Phone
+    idempotency_key: IdempotencyKey = None
+
+
+class NoteRequest(BaseModel):
+    user_id: str = Field(min_length=1, max_length=64)
+    note: str = Field(min_length=1, max_length=2000)
     idempotency_key: IdempotencyKey = None
 
 
@@ -72,12 +86,20 @@ class TicketRequest(BaseModel):
     idempotency_key: IdempotencyKey = None
 
 
-def _fingerprint(body: BaseModel) -> str:
-    return json.dumps(body.model_dump(exclude={"idempotency_key"}), sort_keys=True, default=str)
+def _fingerprint(body: BaseModel | None, path_params: dict[str, Any]) -> str:
+    """What a repeated key must match: the path's ids and the body (a digest of them, so that
+    no password stays in memory)."""
+    request = {
+        "path": path_params,
+        "body": body.model_dump(exclude={"idempotency_key"}) if body is not None else None,
+    }
+    text = json.dumps(request, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class _Runner:
-    """Faults → idempotency → business method → log, for one request."""
+    """Faults → idempotency → business method → log, for one request (admin routes that are
+    logged skip the faults)."""
 
     def __init__(self, state: BackendState) -> None:
         self.state = state
@@ -90,16 +112,17 @@ class _Runner:
         *,
         body: BaseModel | None = None,
         header_key: str | None = None,
+        faults: bool = True,
     ) -> JSONResponse:
         state = self.state
         method = request.method
         key = getattr(body, "idempotency_key", None) or header_key
-        faulted = await self._faults(request, name, key)
+        faulted = await self._faults(request, name, key) if faults else None
         if faulted is not None:
             return faulted
         # No await from here on: the check, the work and the store happen as one step.
         if key is not None:
-            fingerprint = _fingerprint(body) if body is not None else ""
+            fingerprint = _fingerprint(body, dict(request.path_params))
             stored = state.stored(name, key)
             if stored is not None:
                 if stored.fingerprint != fingerprint:
@@ -271,6 +294,30 @@ def _add_business_routes(app: FastAPI, state: BackendState) -> None:
             header_key=idem,
         )
 
+    @app.post("/password/reset", name="reset_password")
+    async def reset_password(
+        request: Request, body: ResetRequest, idem: IdempotencyHeader = None
+    ) -> JSONResponse:
+        return await run(
+            request,
+            "reset_password",
+            lambda: state.reset_password(body.phone),
+            body=body,
+            header_key=idem,
+        )
+
+    @app.post("/tickets/{ticket_id}/notes", name="add_ticket_note")
+    async def add_ticket_note(
+        request: Request, ticket_id: str, body: NoteRequest, idem: IdempotencyHeader = None
+    ) -> JSONResponse:
+        return await run(
+            request,
+            "add_ticket_note",
+            lambda: state.add_ticket_note(ticket_id, body.user_id, body.note),
+            body=body,
+            header_key=idem,
+        )
+
     @app.post("/returns", name="create_return")
     async def create_return(
         request: Request, body: ReturnRequest, idem: IdempotencyHeader = None
@@ -278,7 +325,7 @@ def _add_business_routes(app: FastAPI, state: BackendState) -> None:
         return await run(
             request,
             "create_return",
-            lambda: state.create_return(body.order_id, body.reason),
+            lambda: state.create_return(body.order_id, body.reason, body.user_id),
             body=body,
             header_key=idem,
         )
@@ -290,7 +337,7 @@ def _add_business_routes(app: FastAPI, state: BackendState) -> None:
         return await run(
             request,
             "issue_refund",
-            lambda: state.issue_refund(body.order_id, body.amount),
+            lambda: state.issue_refund(body.order_id, body.amount, body.user_id),
             body=body,
             header_key=idem,
         )
@@ -309,11 +356,20 @@ def _add_business_routes(app: FastAPI, state: BackendState) -> None:
 
 
 def _add_admin_routes(app: FastAPI, state: BackendState) -> None:
-    """Run-time control for tests and demos; these routes are never faulted or logged."""
+    """Run-time control for tests and demos; these routes are never faulted. Only
+    ``receive_return``, which moves the business along, is logged (the fault and log controls
+    are not)."""
+    run = _Runner(state)
 
     def unknown(name: str) -> JSONResponse:
         return JSONResponse(
             {"error": f"unknown endpoint {name}", "endpoints": [WILDCARD, *ENDPOINTS]}, 404
+        )
+
+    @app.post("/_returns/{return_id}/receive", name="receive_return")
+    async def receive_return(request: Request, return_id: str) -> JSONResponse:
+        return await run(
+            request, "receive_return", lambda: state.receive_return(return_id), faults=False
         )
 
     @app.get("/_faults")

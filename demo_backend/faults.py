@@ -28,6 +28,8 @@ ENDPOINTS: tuple[str, ...] = (
     "create_return",
     "issue_refund",
     "create_ticket",
+    "reset_password",
+    "add_ticket_note",
 )
 #: A fault set under this name applies to every endpoint that has none of its own.
 WILDCARD = "*"

@@ -61,6 +61,13 @@ FEATURES: dict[str, str] = {
 }
 _NO_RETURN = {"pending_payment", "cancelled", "refunded"}
 _NO_REFUND = {"pending_payment", "cancelled"}
+#: Orders whose goods have left the warehouse: no refund before their return is received.
+_LEFT_WAREHOUSE = {"shipped", "delivered", "returning"}
+#: Shipments whose goods are not with the customer (lost on the way, or back with the shop):
+#: there is nothing to send back, so their refund need not wait for a return.
+_NOT_WITH_CUSTOMER = {"lost", "returned"}
+#: How long a correct SMS code proves the phone's owner for a password change, by default.
+VERIFIED_FOR_S = 600.0
 
 
 class Refused(Exception):
@@ -109,6 +116,10 @@ def _shift_dates(record: dict[str, Any], shift: dt.timedelta) -> dict[str, Any]:
     return out
 
 
+def _cents(amount: float) -> int:
+    return round(float(amount) * 100)
+
+
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -123,8 +134,10 @@ class BackendState:
         sleep: awaited for latency and hang faults; tests may pass an instant one.
         data: sample data to use instead of the bundled ``data.json`` (copied, never mutated).
         sms_code_ttl_s: how long a sent code stays valid.
-        require_verified_phone: when true, ``POST /password`` needs a successful
-            ``POST /sms/verify`` for that phone since its last password change.
+        verified_for_s: how long a correct SMS code proves the phone's owner: a password
+            reset or change must come within this time of ``POST /sms/verify``.
+        require_verified_phone: accepted for callers of older versions and ignored: a
+            password reset or change always needs the phone verified by SMS code.
         today: the day the sample data is moved to (its dates keep their distance from
             :data:`SAMPLE_TODAY`), so a parcel "7 days in transit" is due in the coming days
             whenever the demo runs; ``None`` keeps the dates as written.
@@ -139,6 +152,7 @@ class BackendState:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         data: Mapping[str, Any] | None = None,
         sms_code_ttl_s: float = 300.0,
+        verified_for_s: float = VERIFIED_FOR_S,
         require_verified_phone: bool = False,
         today: dt.date | None = None,
     ) -> None:
@@ -146,6 +160,7 @@ class BackendState:
         self.now = now
         self.sleep = sleep
         self.sms_code_ttl_s = sms_code_ttl_s
+        self.verified_for_s = verified_for_s
         self.require_verified_phone = require_verified_phone
         self.faults = FaultTable(self.rng)
         self.log = RequestLog(now)
@@ -156,15 +171,23 @@ class BackendState:
             raw["shipments"] = [_shift_dates(s, shift) for s in raw["shipments"]]
         self.users: dict[str, dict[str, Any]] = {u["user_id"]: u for u in raw["users"]}
         self.orders: dict[str, dict[str, Any]] = {o["order_id"]: o for o in raw["orders"]}
+        for order in self.orders.values():
+            # What has been paid back so far; a refunded order has nothing left to refund.
+            paid_back = order["amount"] if order["status"] == "refunded" else 0.0
+            order.setdefault("refunded_amount", paid_back)
         self.shipments: dict[str, dict[str, Any]] = {s["order_id"]: s for s in raw["shipments"]}
         self.payment_methods: dict[str, list[dict[str, Any]]] = raw["payment_methods"]
         self.supports: dict[str, dict[str, bool]] = raw["supports"]
         self.phones: dict[str, str] = {u["phone"]: uid for uid, u in self.users.items()}
         self.password_digests: dict[str, str] = {}
         self.sms_outbox: dict[str, dict[str, Any]] = {}
-        self.verified_phones: set[str] = set()
+        self.sms_messages: dict[str, list[str]] = {}
+        self.verified_phones: dict[str, float] = {}
+        self._spent_codes: set[str] = set()
         self.captchas: dict[str, dict[str, str]] = {}
-        self.returns: dict[str, dict[str, Any]] = {}
+        self.returns: dict[str, dict[str, Any]] = {
+            r["return_id"]: {"closed": False, **r} for r in raw.get("returns", [])
+        }
         self.refunds: dict[str, dict[str, Any]] = {}
         self.tickets: dict[str, dict[str, Any]] = {}
         self._idempotency: dict[tuple[str, str], StoredResult] = {}
@@ -191,7 +214,7 @@ class BackendState:
     def phone(self, phone: str) -> dict[str, Any]:
         user_id = self.phones.get(phone)
         if user_id is None:
-            return {"phone": phone, "registered": False}
+            return {"phone": phone, "registered": False, "user_id": None}
         return {"phone": phone, "registered": True, "user_id": user_id}
 
     def order(self, order_id: str) -> dict[str, Any]:
@@ -214,6 +237,7 @@ class BackendState:
         if shipment is None:
             raise Refused(404, f"order {order_id} has no shipment yet")
         out = dict(shipment)
+        out["user_id"] = self.orders[order_id]["user_id"]
         out["status_text"] = SHIPMENT_STATUS_TEXT.get(shipment["status"], shipment["status"])
         return out
 
@@ -242,9 +266,9 @@ class BackendState:
 
     def outbox(self, phone: str) -> dict[str, Any]:
         sent = self.sms_outbox.get(phone)
-        if sent is None:
+        if sent is None and phone not in self.sms_messages:
             raise Refused(404, "no code was sent to this phone")
-        return {"phone": phone, **sent}
+        return {"phone": phone, **(sent or {}), "messages": list(self.sms_messages.get(phone, []))}
 
     def make_captcha(self, phone: str) -> dict[str, Any]:
         alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
@@ -256,88 +280,171 @@ class BackendState:
         return {"captcha_id": captcha_id, "image": _captcha_image(answer)}
 
     def verify_captcha(self, captcha_id: str, answer: str) -> dict[str, Any]:
-        """Case-insensitive, as captchas are; a solved captcha verifies its phone. Like an SMS
-        code, checking the same answer again gives the same answer (a check re-sent after a
-        crash must not fail), until a new captcha for the phone replaces it."""
+        """Case-insensitive, as captchas are. Like an SMS code, checking the same answer again
+        gives the same answer (a check re-sent after a crash must not fail), until a new captcha
+        for the phone replaces it."""
         captcha = self.captchas.get(captcha_id)
         if captcha is None:
             raise Refused(404, "no such captcha")
-        valid = captcha["answer"] == answer.strip().upper()
-        if valid:
-            self.verified_phones.add(captcha["phone"])
-        return {"valid": valid}
+        # A captcha deters bots; it proves nothing about who is on the line (its picture is on
+        # the agent's screen), so it never verifies the phone.
+        return {"valid": captcha["answer"] == answer.strip().upper()}
 
     def verify_sms(self, phone: str, code: str) -> dict[str, Any]:
+        """Only the latest code, within its time to live, and not one a password change has
+        already used. A correct code proves the phone's owner for :attr:`verified_for_s`."""
         sent = self.sms_outbox.get(phone)
         valid = (
             sent is not None
             and sent["code"] == code
+            and sent["request_id"] not in self._spent_codes
             and self.now() - float(sent["sent_at"]) <= self.sms_code_ttl_s
         )
         if valid:
-            self.verified_phones.add(phone)
+            self.verified_phones[phone] = self.now()
         return {"valid": valid}
 
-    def update_password(self, phone: str, new_password: str) -> dict[str, Any]:
+    def _verified_owner(self, phone: str) -> str:
+        """The account of a phone whose SMS code was read back within the window. The proof
+        (and the code behind it) is used up by the password change it allows: a second change
+        needs a new code. A captcha never counts."""
+        verified_at = self.verified_phones.get(phone)
+        if verified_at is None or self.now() - verified_at > self.verified_for_s:
+            raise Refused(409, "phone has not been verified by SMS code", code="not_verified")
         user_id = self.phones.get(phone)
         if user_id is None:
-            raise Refused(404, "phone is not registered")
-        if self.require_verified_phone and phone not in self.verified_phones:
-            raise Refused(403, "phone has not been verified by SMS code")
+            raise Refused(404, "phone is not registered", code="not_found")
+        del self.verified_phones[phone]
+        sent = self.sms_outbox.get(phone)
+        if sent is not None:
+            self._spent_codes.add(sent["request_id"])
+        return user_id
+
+    def update_password(self, phone: str, new_password: str) -> dict[str, Any]:
+        user_id = self._verified_owner(phone)
         # Only a digest is kept: the demo never needs the password back.
         self.password_digests[user_id] = _digest(new_password)
-        self.verified_phones.discard(phone)
         return {"updated": True, "user_id": user_id}
+
+    def reset_password(self, phone: str) -> dict[str, Any]:
+        """A temporary password, sent by SMS to the verified phone; the answer never holds it."""
+        user_id = self._verified_owner(phone)
+        temporary = f"{self.rng.getrandbits(40):010x}"
+        self.password_digests[user_id] = _digest(temporary)
+        self.sms_messages.setdefault(phone, []).append(
+            f"您的临时密码 / your temporary password: {temporary}"
+        )
+        return {"sent": True, "channel": "sms", "phone_tail": phone[-4:], "user_id": user_id}
 
     # -- after-sales ---------------------------------------------------------------------------
 
-    def create_return(self, order_id: str, reason: str) -> dict[str, Any]:
+    def _owned_order(self, order_id: str, user_id: str) -> dict[str, Any]:
+        """The order, if it exists and is the customer's: unknown and foreign read alike."""
         order = self.orders.get(order_id)
-        if order is None:
-            raise Refused(404, f"order {order_id} not found")
+        if order is None or order["user_id"] != user_id:
+            raise Refused(404, f"order {order_id} not found", code="not_found")
+        return order
+
+    def _with_customer(self, order: Mapping[str, Any]) -> bool:
+        """Has the order's parcel left the warehouse and reached (or is on its way to) the
+        customer, so that a refund must wait for the goods to come back?"""
+        if order["status"] not in _LEFT_WAREHOUSE:
+            return False
+        shipment = self.shipments.get(order["order_id"])
+        return shipment is None or shipment["status"] not in _NOT_WITH_CUSTOMER
+
+    def create_return(self, order_id: str, reason: str, user_id: str) -> dict[str, Any]:
+        order = self._owned_order(order_id, user_id)
         if order["status"] in _NO_RETURN:
-            raise Refused(409, f"order {order_id} cannot be returned", order_status=order["status"])
+            raise Refused(409, f"order {order_id} cannot be returned", order_status=order["status"],
+                          code="not_returnable")  # fmt: skip
+        if any(r["order_id"] == order_id and not r["closed"] for r in self.returns.values()):
+            raise Refused(409, f"order {order_id} already has an open return", code="return_exists")
         status = "approved" if order["status"] in {"delivered", "returning"} else "pending_review"
-        return_id = f"RT{len(self.returns) + 1:08d}"
+        return_id = self._next_id("RT", self.returns)
         record = {"return_id": return_id, "order_id": order_id, "reason": reason, "status": status}
-        self.returns[return_id] = record
-        order["status"] = "returning"
+        # Goods that are not with the customer have nothing to send back: received at once.
+        received = not self._with_customer(order)
+        self.returns[return_id] = {**record, "received": received, "closed": False}
+        if order["status"] in _LEFT_WAREHOUSE:
+            order["status"] = "returning"
         return dict(record)
 
-    def issue_refund(self, order_id: str, amount: float) -> dict[str, Any]:
-        order = self.orders.get(order_id)
-        if order is None:
-            raise Refused(404, f"order {order_id} not found")
+    def receive_return(self, return_id: str) -> dict[str, Any]:
+        """The warehouse got the goods back (an admin action in the demo); idempotent."""
+        record = self.returns.get(return_id)
+        if record is None:
+            raise Refused(404, f"return {return_id} not found", code="not_found")
+        record["received"] = True
+        return {"return_id": return_id, "order_id": record["order_id"], "received": True}
+
+    def issue_refund(self, order_id: str, amount: float, user_id: str) -> dict[str, Any]:
+        order = self._owned_order(order_id, user_id)
         if order["status"] in _NO_REFUND:
-            raise Refused(409, f"order {order_id} cannot be refunded", order_status=order["status"])
-        if amount > float(order["amount"]) + 1e-9:
-            raise Refused(422, "amount exceeds the order amount", order_amount=order["amount"])
-        refund_id = f"RF{len(self.refunds) + 1:08d}"
-        record = {
+            raise Refused(409, f"order {order_id} cannot be refunded", order_status=order["status"],
+                          code="not_refundable")  # fmt: skip
+        # In cents, so that refunds of 0.1 and 0.2 never drift from the paid amount.
+        paid, refunded = _cents(order["amount"]), _cents(order["refunded_amount"])
+        asked = _cents(amount)
+        if asked <= 0:
+            raise Refused(422, "a refund is at least 0.01", code="invalid_amount")
+        refundable = (paid - refunded) / 100
+        if asked > paid - refunded:
+            raise Refused(409, f"at most {refundable:.2f} can still be refunded",
+                          code="over_refundable", refundable=refundable)  # fmt: skip
+        returns = [r for r in self.returns.values() if r["order_id"] == order_id]
+        if self._with_customer(order) and not any(r["received"] for r in returns):
+            raise Refused(409, f"order {order_id} has shipped: its return must be received first",
+                          code="return_not_received")  # fmt: skip
+        refund_id = self._next_id("RF", self.refunds)
+        record: dict[str, Any] = {
             "refund_id": refund_id,
             "order_id": order_id,
-            "amount": round(amount, 2),
+            "amount": asked / 100,
             "status": "processing",
             "expected_days": 3,
         }
         self.refunds[refund_id] = record
-        order["refunded_amount"] = round(float(order.get("refunded_amount", 0.0)) + amount, 2)
+        order["refunded_amount"] = (refunded + asked) / 100
+        if refunded + asked == paid:
+            # Paid back in full: a cancellation if the goods never left, else a refunded order.
+            order["status"] = "refunded" if order["status"] in _LEFT_WAREHOUSE else "cancelled"
+            for r in returns:
+                r["closed"] = True
         return dict(record)
+
+    @staticmethod
+    def _next_id(prefix: str, taken: Mapping[str, Any]) -> str:
+        n = len(taken) + 1
+        while f"{prefix}{n:08d}" in taken:
+            n += 1
+        return f"{prefix}{n:08d}"
+
+    # -- tickets -------------------------------------------------------------------------------
 
     def create_ticket(self, user_id: str, order_id: str | None, summary: str) -> dict[str, Any]:
         self.user(user_id)
         if order_id is not None:
-            self.order(order_id)
-        ticket_id = f"TK{len(self.tickets) + 1:08d}"
-        record = {
+            self._owned_order(order_id, user_id)
+        ticket_id = self._next_id("TK", self.tickets)
+        record: dict[str, Any] = {
             "ticket_id": ticket_id,
             "user_id": user_id,
             "order_id": order_id,
             "summary": summary,
             "status": "open",
+            "notes": [],
         }
         self.tickets[ticket_id] = record
         return {"ticket_id": ticket_id, "status": "open"}
+
+    def add_ticket_note(self, ticket_id: str, user_id: str, note: str) -> dict[str, Any]:
+        """A note on the customer's own ticket: unknown and foreign tickets read alike."""
+        ticket = self.tickets.get(ticket_id)
+        if ticket is None or ticket["user_id"] != user_id:
+            raise Refused(404, f"ticket {ticket_id} not found", code="not_found")
+        ticket["notes"].append(note)
+        return {"ticket_id": ticket_id, "status": ticket["status"], "notes": len(ticket["notes"])}
 
 
 _CAPTCHA_TEXT = re.compile(r">([A-Z0-9]{4})</text>")

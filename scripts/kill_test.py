@@ -6,9 +6,9 @@ It starts the demo backend (``python -m demo_backend``) with latency on every st
 mid-step, and the Hermes Desk service itself (``python -m hermes_desk serve``, data directory —
 SQLite snapshots included — in the work folder; ``--service-cmd`` switches to another command,
 ``{port}``, ``{workdir}`` and ``{backend}`` are filled in). It begins N workflows (half password
-reset, half return/refund), plays the customer (reads the SMS code from the backend's outbox, or
-the captcha's characters off its image when the captcha won the race, and sends them back), and
-kills the service with SIGKILL every ``--kill-min``..``--kill-max``
+reset, half return/refund), plays the customer (reads the SMS code from the backend's outbox and
+sends it back) and the agent (approves each write the workflow proposes: the return, the refund,
+the temporary password), and kills the service with SIGKILL every ``--kill-min``..``--kill-max``
 seconds, restarting it each time.
 
 Pass: every workflow ends completed, failed or escalated (none left running), and the backend's
@@ -44,17 +44,19 @@ ORDERS = [
     "202405231122", "202405120345", "202405191888", "202405160123", "202405140246",
 ]  # fmt: skip
 LATENCY_MS = {
-    # The SMS goes out first until the first kill; each restart then flips the race (killer).
-    "check_phone": 150, "send_sms": 250, "make_captcha": 300, "verify_sms": 150,
-    "verify_captcha": 150,
-    "update_password": 250, "get_order": 150, "create_return": 300, "issue_refund": 300,
-    "create_ticket": 200,
+    "check_phone": 150, "send_sms": 250, "verify_sms": 150, "reset_password": 250,
+    "get_order": 150, "create_return": 300, "issue_refund": 300, "create_ticket": 200,
 }  # fmt: skip
-WRITES = {"send_sms", "make_captcha", "update_password", "create_return", "issue_refund",
-          "create_ticket"}  # fmt: skip
+WRITES = {"send_sms", "reset_password", "update_password", "create_return", "issue_refund",
+          "create_ticket", "add_ticket_note"}  # fmt: skip
 TERMINAL = {"completed", "failed", "escalated"}
 #: the steps that wait for the customer, and the slot each asks for
-ASKS = {"verify_code": "sms_code", "verify_captcha": "captcha_answer"}
+ASKS = {"verify_code": "sms_code"}
+APPROVAL = "approval:"
+_DATA = json.loads((ROOT / "demo_backend" / "data.json").read_text(encoding="utf-8"))
+OWNERS = {u["phone"]: u["user_id"] for u in _DATA["users"]} | {
+    o["order_id"]: o["user_id"] for o in _DATA["orders"]
+}
 
 
 def free_port() -> int:
@@ -106,9 +108,11 @@ class Service:
 
 
 async def call(
-    service: Service, client: httpx.AsyncClient, method: str, path: str, **kw: Any
-) -> dict[str, Any]:
-    """One request to the service, retried across kills and restarts."""
+    service: Service, client: httpx.AsyncClient, method: str, path: str,
+    allow: frozenset[int] | set[int] = frozenset(), **kw: Any,
+) -> dict[str, Any]:  # fmt: skip
+    """One request to the service, retried across kills and restarts; an ``allow``ed status
+    answers its body (a proposal decided meanwhile, say)."""
     while True:
         await service.up.wait()
         try:
@@ -119,6 +123,8 @@ async def call(
         if response.status_code >= 500:
             await asyncio.sleep(0.2)
             continue
+        if response.status_code in allow:
+            return {"status_code": response.status_code, **response.json()}
         response.raise_for_status()
         body: dict[str, Any] = response.json()
         return body
@@ -131,11 +137,29 @@ async def run_one(
     lock = phone_locks[key] if kind == "password_reset" else asyncio.Lock()
     async with lock:  # one reset per phone at a time: the outbox keeps the latest code only
         inputs = {"phone": key} if kind == "password_reset" else {"order_id": key}
-        view = await call(service, client, "POST", "/v1/workflows",
-                          json={"name": kind, "inputs": inputs, "wait_s": 0})  # fmt: skip
+        user = OWNERS[key]
+        start = {"name": kind, "inputs": inputs, "user_id": user, "wait_s": 0}
+        view = await call(service, client, "POST", "/v1/workflows", json=start)
         workflow_id = view["id"]
         fed: tuple[str, int] | None = None
         while view["status"] not in TERMINAL:
+            if view["status"] == "waiting_input" and (view["waiting_for"] or "").startswith(
+                APPROVAL
+            ):
+                # The agent approves the write the workflow waits on (proposed once per wait).
+                proposal = await call(
+                    service, client, "GET", f"/v1/workflows/{workflow_id}/approval",
+                    params={"user_id": user}, allow={404, 409},
+                )  # fmt: skip
+                if proposal.get("status") == "proposed":
+                    await call(
+                        service, client, "POST", f"/v1/proposals/{proposal['id']}/approve",
+                        json={"user_id": user, "agent_id": "kill-test"}, allow={404, 409},
+                    )  # fmt: skip
+                view = await call(service, client, "GET", f"/v1/workflows/{workflow_id}",
+                                  params={"user_id": user})  # fmt: skip
+                await asyncio.sleep(0.05)
+                continue
             asking = [
                 s for s in view["steps"] if s["name"] in ASKS and s["status"] == "waiting_input"
             ]
@@ -143,28 +167,17 @@ async def run_one(
                 step = asking[0]
                 if (step["name"], step["input_round"]) != fed:
                     slot = ASKS[step["name"]]
-                    if slot == "sms_code":
-                        value = (await client.get(f"{backend}/sms/outbox/{key}")).json()["code"]
-                    else:
-                        value = captcha_answer(view)
+                    value = (await client.get(f"{backend}/sms/outbox/{key}")).json()["code"]
                     view = await call(
                         service, client, "POST", f"/v1/workflows/{workflow_id}/input",
-                        json={"slots": {slot: value}, "wait_s": 0},
+                        json={"user_id": user, "slots": {slot: value}, "wait_s": 0},
                     )  # fmt: skip
                     fed = (step["name"], step["input_round"])
                     continue
             await asyncio.sleep(0.2)
-            view = await call(service, client, "GET", f"/v1/workflows/{workflow_id}")
+            view = await call(service, client, "GET", f"/v1/workflows/{workflow_id}",
+                              params={"user_id": user})  # fmt: skip
         results[workflow_id] = view
-
-
-def captcha_answer(view: dict[str, Any]) -> str:
-    """What the customer reads off the captcha the workflow made."""
-    from demo_backend import read_captcha
-
-    return read_captcha(
-        next(s["output"]["image"] for s in view["steps"] if s["name"] == "make_captcha")
-    )
 
 
 async def killer(
@@ -181,12 +194,6 @@ async def killer(
             pass
         service.kill()
         kills.append(time.monotonic())
-        # Each restart flips which challenge is ready first, so both follow-ups are exercised.
-        slow, fast = (
-            ("send_sms", "make_captcha") if len(kills) % 2 else ("make_captcha", "send_sms")
-        )
-        await client.put(f"{backend}/_faults/{slow}", json={"latency_ms": 300})
-        await client.put(f"{backend}/_faults/{fast}", json={"latency_ms": 250})
         await service.start()
     return kills
 

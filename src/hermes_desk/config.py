@@ -26,6 +26,7 @@ from pydantic_settings import (
 from hermes_desk.errors import ConfigError
 
 __all__ = [
+    "ActionSettings",
     "BreakerSettings",
     "LlmLinkSettings",
     "LlmSettings",
@@ -118,6 +119,17 @@ class WorkflowSettings(_Section):
     watchdog_interval_s: float = Field(30.0, gt=0, description="how often the watchdog looks")
     snapshot_store: Literal["sqlite", "redis"] = Field("sqlite", description="sqlite | redis")
     snapshot_ttl_s: float = Field(24 * 3600, gt=0, description="how long snapshots are kept")
+    redis_url: str = "redis://127.0.0.1:6379/0"
+
+
+class ActionSettings(_Section):
+    proposal_ttl_s: float = Field(
+        600.0, gt=0, description="a proposal the agent has not decided by then expires"
+    )
+    expiry_interval_s: float = Field(15.0, gt=0, description="how often expired ones are swept")
+    store: Literal["sqlite", "memory", "redis"] = Field(
+        "sqlite", description="proposals: sqlite (data folder) | memory | redis"
+    )
     redis_url: str = "redis://127.0.0.1:6379/0"
 
 
@@ -232,6 +244,7 @@ class Settings(BaseSettings):
     nlu: NluSettings = NluSettings()
     tools: ToolSettings = ToolSettings()
     workflows: WorkflowSettings = WorkflowSettings()
+    actions: ActionSettings = ActionSettings()
     memory: MemorySettings = MemorySettings()
     llm: LlmSettings = LlmSettings()
 

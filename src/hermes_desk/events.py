@@ -12,7 +12,9 @@ import logging
 import re
 import threading
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -22,6 +24,7 @@ __all__ = [
     "FanoutSink",
     "LoggingSink",
     "MemorySink",
+    "TurnCollector",
     "mask_fields",
     "mask_value",
 ]
@@ -111,3 +114,28 @@ class FanoutSink:
     def emit(self, event: Event) -> None:
         for sink in self._sinks:
             sink.emit(event)
+
+
+_TURN_EVENTS: ContextVar[list[Event] | None] = ContextVar("hermes_turn_events", default=None)
+
+
+class TurnCollector:
+    """A sink that hands each event to the turn running in the emitting task, if any.
+
+    A turn opens :meth:`collect`; every event emitted in its task (and in tasks it starts,
+    which inherit the context) lands in the turn's own list — no global buffer to read back."""
+
+    def emit(self, event: Event) -> None:
+        bucket = _TURN_EVENTS.get()
+        if bucket is not None:
+            bucket.append(event)
+
+    @staticmethod
+    @contextmanager
+    def collect() -> Iterator[list[Event]]:
+        bucket: list[Event] = []
+        token = _TURN_EVENTS.set(bucket)
+        try:
+            yield bucket
+        finally:
+            _TURN_EVENTS.reset(token)

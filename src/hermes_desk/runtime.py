@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,11 +18,12 @@ import anyio.abc
 import anyio.to_thread
 import httpx
 
+from hermes_desk.actions import ActionService, build_proposal_store, require_approvals
 from hermes_desk.assist import Assistant, Responder
 from hermes_desk.clock import Clock, SystemClock
 from hermes_desk.compliance import ComplianceChecker
 from hermes_desk.config import Settings
-from hermes_desk.events import Event, FanoutSink, LoggingSink, MemorySink
+from hermes_desk.events import Event, FanoutSink, LoggingSink, MemorySink, TurnCollector
 from hermes_desk.llm.messages import ResponderInput
 from hermes_desk.llm.offline import OfflineResponder
 from hermes_desk.llm.slots import ModelSlotChannel
@@ -94,7 +95,8 @@ class Runtime:
     compliance: ComplianceChecker
     responder: Responder
     usage: UsageLedger
-    assistant: Assistant | None = None
+    actions: ActionService
+    assistant: Assistant
     mcp: Any = None
     _group: anyio.abc.TaskGroup | None = field(default=None, repr=False)
     _closers: list[Callable[[], Awaitable[Any]]] = field(default_factory=list, repr=False)
@@ -133,6 +135,7 @@ class Runtime:
         )
         self._group.start_soon(scheduler.run_forever)
         self._group.start_soon(self._decay_sweeper)
+        self._group.start_soon(self.actions.run_expiry)
         if self.mcp is not None:
             self._group.start_soon(self._mcp_retry, self.mcp)
         resumed = await self.workflows.recover()
@@ -166,6 +169,7 @@ class Runtime:
         await self.tools.aclose()
         await self.sessions.aclose()
         await self.memory.close()
+        await self.actions.store.aclose()
         for close in reversed(self._closers):
             await close()
         await self.http.aclose()
@@ -205,12 +209,21 @@ def _model_side(
         chain,
         offline,
         executor=tools,
-        allowed_tools=lambda intent: pack.intent(intent).tools,
+        # A model may look things up; it never writes (writes are proposals for the agent).
+        allowed_tools=lambda intent: _read_tools(pack.intent(intent).tools, tools),
         intent_descriptions={name: spec.description for name, spec in pack.intents.items()},
         history=history,
         max_tool_rounds=settings.llm.max_tool_rounds,
     )
     return responder, ModelSlotChannel(chain, events=sink, clock=clock), chain.aclose
+
+
+def _read_tools(names: Sequence[str], tools: ToolExecutor) -> list[str]:
+    return [
+        name
+        for name in names
+        if (entry := tools.registry.get(name)) is not None and entry.spec.effect == "read"
+    ]
 
 
 def load_intent_model(pack: Pack, settings: Settings) -> TurnReader:
@@ -228,7 +241,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
     pack = load_pack(settings.service.pack, variables=variables)
 
     recent = MemorySink()
-    sink = FanoutSink([recent, LoggingSink()])
+    sink = FanoutSink([recent, TurnCollector(), LoggingSink()])
     database = SqliteDatabase(settings.database_path)
 
     sessions = SessionManager(
@@ -254,7 +267,9 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         clock=clock,
     )
     workflows = WorkflowService(
-        definitions=pack.workflows,
+        definitions=require_approvals(
+            pack.workflows, registry, folder=str(pack.root / "workflows")
+        ),
         executor=ToolStepExecutor(tools),
         store=open_snapshot_store(
             settings.workflows, sqlite_path=data_dir / "workflows.db", clock=clock
@@ -291,6 +306,32 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
     sessions.on_destroy(settle_usage)
 
     responder, model_slots, close_chain = _model_side(settings, pack, tools, sink, clock, usage)
+    actions = ActionService(
+        store=build_proposal_store(settings.actions, data_dir=data_dir),
+        tools=tools,
+        workflows=workflows,
+        settings=settings.actions,
+        clock=clock,
+        events=sink,
+    )
+    compliance = ComplianceChecker(pack.compliance)
+    assistant = Assistant(
+        pack=pack,
+        sessions=sessions,
+        intents=intents,
+        slots=slot_extractor,
+        tools=tools,
+        workflows=workflows,
+        actions=actions,
+        memory=memory,
+        responder=responder,
+        compliance=compliance,
+        sink=sink,
+        clock=clock,
+        oos_threshold=settings.nlu.oos_threshold,
+        max_text_chars=settings.service.max_text_chars,
+        model_slots=model_slots,
+    )
     runtime = Runtime(
         settings=settings,
         clock=clock,
@@ -307,26 +348,11 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         workflows=workflows,
         memory=memory,
         verifiers=verifiers,
-        compliance=ComplianceChecker(pack.compliance),
+        compliance=compliance,
         responder=responder,
         usage=usage,
-    )
-    runtime.assistant = Assistant(
-        pack=pack,
-        sessions=sessions,
-        intents=intents,
-        slots=slot_extractor,
-        tools=tools,
-        workflows=workflows,
-        memory=memory,
-        responder=runtime.responder,
-        compliance=runtime.compliance,
-        events=recent,
-        sink=sink,
-        clock=clock,
-        oos_threshold=settings.nlu.oos_threshold,
-        max_text_chars=settings.service.max_text_chars,
-        model_slots=model_slots,
+        actions=actions,
+        assistant=assistant,
     )
     if close_chain is not None:
         runtime._closers.append(close_chain)

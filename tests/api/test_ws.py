@@ -333,3 +333,62 @@ async def test_a_turn_that_breaks_is_reported_and_the_socket_keeps_working(
             await _segment(socket, f"我的订单{ORDER}现在什么状态")
             assert (await _recv(socket))["type"] == "segment"
             assert (await _recv(socket))["intent"]["name"] == "order_status"
+
+
+async def _assist(socket: ClientConnection) -> dict[str, Any]:
+    while True:
+        message = await _recv(socket)
+        if message["type"] == "assist":
+            return message
+
+
+async def test_the_agent_approves_a_proposal_on_the_socket_and_it_runs_once(
+    service: Service, client: httpx.AsyncClient
+) -> None:
+    async with httpx.AsyncClient() as backend:
+        since = (await backend.get(f"{service.backend_url}/_log")).json()["last_seq"]
+    sid = await _open(client, "u1003")
+    async with connect(service.ws_url(sid, user_id="u1003")) as socket:
+        await _ready(socket)
+        await _segment(socket, "我要退货退款，订单202405231122")
+        assist = await _assist(socket)
+        [proposal] = assist["proposals"]
+        assert proposal["status"] == "proposed" and proposal["tool"] == "create_return"
+        decision = {"type": "approve", "proposal_id": proposal["id"], "agent_id": "agent-3"}
+        await socket.send(json.dumps(decision))
+        outcome = await _recv(socket)
+        assert outcome["type"] == "proposal", outcome
+        assert outcome["proposal"]["status"] == "executed"
+        assert outcome["proposal"]["agent_id"] == "agent-3"
+        await socket.send(json.dumps(decision))  # twice: refused, nothing runs again
+        refused = await _recv(socket)
+        assert refused["type"] == "error" and refused["error"]["code"] == "conflict", refused
+    async with httpx.AsyncClient() as backend:
+        log = await backend.get(f"{service.backend_url}/_log", params={"since": since})
+    entries = log.json()["entries"]
+    ran = [e for e in entries if e["endpoint"] == "create_return" and e["outcome"] == "executed"]
+    assert len(ran) == 1
+
+
+async def test_a_rejection_on_the_socket_and_another_customers_proposal(
+    service: Service, client: httpx.AsyncClient
+) -> None:
+    other = await _open(client, "u1002")
+    async with connect(service.ws_url(other, user_id="u1002")) as socket:
+        await _ready(socket)
+        await _segment(socket, "我要投诉，快递员态度很差")
+        [foreign] = (await _assist(socket))["proposals"]
+    sid = await _open(client, "u1003")
+    async with connect(service.ws_url(sid, user_id="u1003")) as socket:
+        await _ready(socket)
+        await socket.send(json.dumps({"type": "approve", "proposal_id": foreign["id"],
+                                      "agent_id": "agent-3"}))  # fmt: skip
+        denied = await _recv(socket)
+        assert denied["type"] == "error" and denied["error"]["code"] == "not_found", denied
+        await _segment(socket, "我要退货，订单202405231122")
+        [proposal] = (await _assist(socket))["proposals"]
+        await socket.send(json.dumps({"type": "reject", "proposal_id": proposal["id"],
+                                      "agent_id": "agent-3", "reason": "wrong order"}))  # fmt: skip
+        outcome = await _recv(socket)
+        assert outcome["type"] == "proposal" and outcome["proposal"]["status"] == "rejected"
+        assert outcome["proposal"]["reason"] == "wrong order"

@@ -12,8 +12,6 @@ from playwright.sync_api import Page, expect
 from tests.browser.conftest import Console
 from websockets.sync.client import connect
 
-from demo_backend import read_captcha
-
 pytestmark = pytest.mark.browser
 
 ORDER = "202405201234"
@@ -108,26 +106,37 @@ def test_a_resumed_session_shows_its_transcript_and_closing_ends_it(
     expect(page.get_by_test_id("utterance")).to_be_disabled()
 
 
-def test_the_captcha_to_read_out_is_shown_while_the_reset_waits_for_it(
-    page: Page, console: Console
-) -> None:
-    httpx.put(f"{console.backend_url}/_faults/send_sms", json={"latency_ms": 400})
-    try:
-        _open_session(page, console, "u1001")
-        image = page.get_by_test_id("workflow-image")
-        expect(image).to_be_hidden()
-        page.get_by_test_id("utterance").fill("我忘记密码了，手机号13800138000")
-        page.get_by_test_id("utterance").press("Enter")
-        expect(page.get_by_test_id("workflow")).to_contain_text("captcha_answer")
-        expect(image).to_be_visible()
-        src = image.get_attribute("src") or ""
-        assert src.startswith("data:image/svg+xml;base64,")
-        answer = read_captcha(src)
+def test_the_agent_approves_edits_and_rejects_proposals(page: Page, console: Console) -> None:
+    since = httpx.get(f"{console.backend_url}/_log").json()["last_seq"]
+    _open_session(page, console, "u1003")
+    page.get_by_test_id("utterance").fill("我要退货退款，订单202405231122")
+    page.get_by_test_id("utterance").press("Enter")
+    cards = page.get_by_test_id("proposal")
+    expect(cards).to_have_count(1)
+    expect(cards.first).to_have_attribute("data-status", "proposed")
+    expect(cards.first).to_contain_text("create_return")
+    expect(page.get_by_test_id("suggestion")).not_to_contain_text("已办理完成")
+    log = httpx.get(f"{console.backend_url}/_log", params={"since": since}).json()["entries"]
+    assert [e for e in log if e["outcome"] == "executed" and e["endpoint"] == "create_return"] == []
 
-        page.get_by_test_id("utterance").fill(f"是 {answer}")
-        page.get_by_test_id("utterance").press("Enter")
-        expect(page.get_by_test_id("workflow")).to_contain_text("completed")
-        expect(image).to_be_hidden()
-        expect(page.get_by_test_id("steps")).to_contain_text("skipped")
-    finally:
-        httpx.delete(f"{console.backend_url}/_faults")
+    # Edit the return's reason, then approve it.
+    cards.first.get_by_test_id("proposal-edit").click()
+    area = cards.first.get_by_test_id("proposal-arguments")
+    arguments = json.loads(area.input_value())
+    area.fill(json.dumps({**arguments, "reason": "尺码不合适"}, ensure_ascii=False))
+    cards.first.get_by_test_id("proposal-approve-edited").click()
+    executed = page.locator("[data-testid=proposal][data-status=executed]")
+    expect(executed).to_have_count(1)
+    expect(executed).to_contain_text("尺码不合适")
+
+    # The refund is proposed next; the agent rejects it with the keyboard.
+    pending = page.locator("[data-testid=proposal][data-status=proposed]")
+    expect(pending).to_have_count(1)
+    expect(pending).to_contain_text("issue_refund")
+    page.once("dialog", lambda dialog: dialog.accept("客户要换货不要退款"))
+    page.keyboard.press("Alt+r")
+    expect(page.locator("[data-testid=proposal][data-status=rejected]")).to_have_count(1)
+    entries = httpx.get(f"{console.backend_url}/_log", params={"since": since}).json()["entries"]
+    ran = [e["endpoint"] for e in entries if e["outcome"] == "executed"
+           and e["endpoint"] in {"create_return", "issue_refund"}]  # fmt: skip
+    assert ran == ["create_return"]

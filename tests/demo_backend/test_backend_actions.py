@@ -77,7 +77,7 @@ def test_captcha_answer_is_checked_case_insensitively_until_replaced(
     assert client.post("/captcha/verify", json=check).json() == {"valid": False}
     check["answer"] = answer.lower()
     assert client.post("/captcha/verify", json=check).json() == {"valid": True}
-    assert PHONE in state.verified_phones
+    assert PHONE not in state.verified_phones, "a captcha never proves who is on the line"
     # A check re-sent after a crash gets the same answer …
     assert client.post("/captcha/verify", json=check).json() == {"valid": True}
     # … until a new captcha for the phone replaces this one.
@@ -87,65 +87,134 @@ def test_captcha_answer_is_checked_case_insensitively_until_replaced(
     assert bad.status_code == 422
 
 
-def test_password_update(client: httpx.Client, state: BackendState) -> None:
+def _verify_by_sms(client: httpx.Client, key: str) -> None:
+    client.post("/sms/send", json={"phone": PHONE, "idempotency_key": key})
+    code = client.get(f"/sms/outbox/{PHONE}").json()["code"]
+    assert client.post("/sms/verify", json={"phone": PHONE, "code": code}).json()["valid"]
+
+
+def test_password_changes_need_the_sms_code_and_never_a_captcha(
+    client: httpx.Client, state: BackendState
+) -> None:
     body = {"phone": PHONE, "new_password": "n3w-Secret!", "idempotency_key": "p1"}
-    assert client.post("/password", json=body).json()["updated"] is True
+    refused = client.post("/password", json=body)
+    assert refused.status_code == 409 and refused.json()["code"] == "not_verified"
+    captcha = client.post("/captcha", json={"phone": PHONE, "idempotency_key": "c"}).json()
+    answer = state.captchas[captcha["captcha_id"]]["answer"]
+    solved = {"captcha_id": captcha["captcha_id"], "answer": answer}
+    assert client.post("/captcha/verify", json=solved).json()["valid"]
+    reset = {"phone": PHONE, "idempotency_key": "r1"}
+    assert client.post("/password/reset", json=reset).status_code == 409, "captcha is not proof"
+    _verify_by_sms(client, "s1")
+    assert client.post("/password", json={**body, "idempotency_key": "p2"}).json()["updated"]
     assert "n3w-Secret!" not in str(state.password_digests)
-    unregistered = {**body, "phone": "13700000000", "idempotency_key": "p2"}
+    unregistered = {**body, "phone": "13700000000", "idempotency_key": "p3"}
     assert client.post("/password", json=unregistered).status_code == 404
 
 
-def test_password_can_require_a_verified_phone() -> None:
-    state = BackendState(seed=3, require_verified_phone=True)
-    with serve_in_thread(create_app(state)) as url, httpx.Client(base_url=url) as client:
-        body = {"phone": PHONE, "new_password": "abcdef12", "idempotency_key": "p1"}
-        assert client.post("/password", json=body).status_code == 403
-        client.post("/sms/send", json={"phone": PHONE, "idempotency_key": "s1"})
-        code = client.get(f"/sms/outbox/{PHONE}").json()["code"]
-        assert client.post("/sms/verify", json={"phone": PHONE, "code": code}).json()["valid"]
-        again = {**body, "idempotency_key": "p2"}
-        assert client.post("/password", json=again).json()["updated"] is True
+def test_a_reset_sends_a_temporary_password_to_the_phone_only(
+    client: httpx.Client, state: BackendState
+) -> None:
+    _verify_by_sms(client, "s1")
+    answer = client.post("/password/reset", json={"phone": PHONE, "idempotency_key": "r1"})
+    assert answer.status_code == 200
+    body = answer.json()
+    assert body == {"sent": True, "channel": "sms", "phone_tail": PHONE[-4:], "user_id": "u1001"}
+    [message] = client.get(f"/sms/outbox/{PHONE}").json()["messages"]
+    temporary = message.rsplit(" ", 1)[-1]
+    assert temporary not in answer.text
+    replay = client.post("/password/reset", json={"phone": PHONE, "idempotency_key": "r1"})
+    assert replay.json() == body and len(client.get(f"/sms/outbox/{PHONE}").json()["messages"]) == 1
+    again = client.post("/password/reset", json={"phone": PHONE, "idempotency_key": "r2"})
+    assert again.status_code == 409, "the proof is used up"
 
 
 def test_returns_refunds_tickets(client: httpx.Client) -> None:
     ret = client.post(
         "/returns",
-        json={"order_id": "202405181001", "reason": "七天无理由", "idempotency_key": "r1"},
-    ).json()
+        json={"order_id": "202405181001", "reason": "七天无理由", "user_id": "u1001",
+              "idempotency_key": "r1"},
+    ).json()  # fmt: skip
     assert ret["return_id"] and ret["status"] == "approved"
-    refund = client.post(
-        "/refunds", json={"order_id": "202405181001", "amount": 158.0, "idempotency_key": "f1"}
-    ).json()
-    assert refund["refund_id"] and refund["status"] == "processing"
-    ticket = client.post(
-        "/tickets",
-        json={
-            "user_id": "u1001",
-            "order_id": "202405201234",
-            "summary": "物流已超过7天未更新",
-            "idempotency_key": "t1",
-        },
-    ).json()
-    assert ticket["ticket_id"]
+    refund = {"order_id": "202405181001", "amount": 158.0, "user_id": "u1001"}
+    early = client.post("/refunds", json={**refund, "idempotency_key": "f1"})
+    assert early.status_code == 409 and early.json()["code"] == "return_not_received"
+    received = client.post(f"/_returns/{ret['return_id']}/receive")
+    assert received.json()["received"] is True
+    done = client.post("/refunds", json={**refund, "idempotency_key": "f2"}).json()
+    assert done["refund_id"] and done["status"] == "processing"
+    more = client.post("/refunds", json={**refund, "amount": 1, "idempotency_key": "f3"})
+    assert more.status_code == 409 and more.json()["refundable"] == 0
+    ticket = {"user_id": "u1001", "order_id": "202405201234", "summary": "物流已超过7天未更新",
+              "idempotency_key": "t1"}  # fmt: skip
+    first = client.post("/tickets", json=ticket).json()
+    assert client.post("/tickets", json=ticket).json() == first, "one ticket per key"
+    note = {"user_id": "u1001", "note": "还是没有更新", "idempotency_key": "n1"}
+    added = client.post(f"/tickets/{first['ticket_id']}/notes", json=note).json()
+    assert added == {"ticket_id": first["ticket_id"], "status": "open", "notes": 1}
+    foreign = client.post(f"/tickets/{first['ticket_id']}/notes",
+                          json={**note, "user_id": "u1002", "idempotency_key": "n2"})  # fmt: skip
+    assert foreign.status_code == 404
     no_order = client.post(
         "/tickets", json={"user_id": "u1001", "summary": "服务态度差", "idempotency_key": "t2"}
     )
     assert no_order.status_code == 200
 
 
+def test_a_paid_order_not_yet_shipped_is_refunded_at_once(client: httpx.Client) -> None:
+    body = {"order_id": "202405231122", "user_id": "u1003"}
+    ret = client.post("/returns", json={**body, "reason": "不想要了", "idempotency_key": "r"})
+    assert ret.status_code == 200
+    refund = client.post("/refunds", json={**body, "amount": 198.0, "idempotency_key": "f"})
+    assert refund.status_code == 200, refund.text
+    twice = client.post("/returns", json={**body, "reason": "again", "idempotency_key": "r2"})
+    assert twice.status_code == 409 and twice.json()["code"] == "return_exists"
+
+
 def test_business_refusals(client: httpx.Client) -> None:
     unknown = client.post(
-        "/returns", json={"order_id": "999999999999", "reason": "x", "idempotency_key": "r"}
+        "/returns",
+        json={
+            "order_id": "999999999999",
+            "reason": "x",
+            "user_id": "u1001",
+            "idempotency_key": "r",
+        },
     )
     assert unknown.status_code == 404
+    foreign = client.post(
+        "/returns",
+        json={
+            "order_id": "202405181001",
+            "reason": "x",
+            "user_id": "u1009",
+            "idempotency_key": "r1",
+        },
+    )
+    assert foreign.status_code == 404, "another customer's order looks unknown"
+    assert foreign.json()["error"] == unknown.json()["error"].replace(
+        "999999999999", "202405181001"
+    )
     cancelled = client.post(
-        "/returns", json={"order_id": "202405211314", "reason": "x", "idempotency_key": "r2"}
+        "/returns",
+        json={
+            "order_id": "202405211314",
+            "reason": "x",
+            "user_id": "u1005",
+            "idempotency_key": "r2",
+        },
     )
     assert cancelled.status_code == 409
     too_much = client.post(
-        "/refunds", json={"order_id": "202405181001", "amount": 10_000, "idempotency_key": "f"}
+        "/refunds",
+        json={
+            "order_id": "202405231122",
+            "amount": 10_000,
+            "user_id": "u1003",
+            "idempotency_key": "f",
+        },
     )
-    assert too_much.status_code == 422
+    assert too_much.status_code == 409 and too_much.json()["code"] == "over_refundable"
     assert (
         client.post(
             "/tickets", json={"user_id": "u9999", "summary": "x", "idempotency_key": "t"}
@@ -160,9 +229,23 @@ def test_bad_bodies_are_422_and_change_nothing(client: httpx.Client, state: Back
         ("/sms/send", {"phone": "23800138000", "idempotency_key": "k"}),
         ("/sms/verify", {"phone": PHONE}),
         ("/password", {"phone": PHONE, "new_password": "123", "idempotency_key": "k"}),
-        ("/refunds", {"order_id": "202405181001", "amount": -5, "idempotency_key": "k"}),
-        ("/refunds", {"order_id": "202405181001", "amount": "lots", "idempotency_key": "k"}),
-        ("/returns", {"order_id": "202405181001", "reason": "", "idempotency_key": "k"}),
+        (
+            "/refunds",
+            {"order_id": "202405181001", "amount": -5, "user_id": "u1001", "idempotency_key": "k"},
+        ),
+        (
+            "/refunds",
+            {
+                "order_id": "202405181001",
+                "amount": "lots",
+                "user_id": "u1001",
+                "idempotency_key": "k",
+            },
+        ),
+        (
+            "/returns",
+            {"order_id": "202405181001", "reason": "", "user_id": "u1001", "idempotency_key": "k"},
+        ),
         ("/tickets", {"user_id": "u1001"}),
     ]
     for path, body in cases:

@@ -8,7 +8,13 @@ import httpx
 
 from demo_backend import BackendState
 
-REFUND = {"order_id": "202405181001", "amount": 50.0, "idempotency_key": "refund-1"}
+# A paid order not shipped yet: refundable at once (a cancellation).
+REFUND = {
+    "order_id": "202405231122",
+    "amount": 50.0,
+    "user_id": "u1003",
+    "idempotency_key": "refund-1",
+}
 
 
 def _outcomes(client: httpx.Client, endpoint: str) -> list[str]:
@@ -28,14 +34,19 @@ def test_repeat_replays_the_stored_result(client: httpx.Client, state: BackendSt
 
 
 def test_every_keyed_post_is_idempotent(client: httpx.Client, state: BackendState) -> None:
+    client.post("/sms/send", json={"phone": "13800138000", "idempotency_key": "k0"})
+    code = client.get("/sms/outbox/13800138000").json()["code"]
+    client.post("/sms/verify", json={"phone": "13800138000", "code": code})
+    order = {"order_id": "202405231122", "user_id": "u1003"}
     bodies = {
         "/sms/send": {"phone": "13800138000", "idempotency_key": "k1"},
         "/captcha": {"phone": "13800138000", "idempotency_key": "k1"},
         "/password": {"phone": "13800138000", "new_password": "secret99", "idempotency_key": "k1"},
-        "/returns": {"order_id": "202405181001", "reason": "不想要了", "idempotency_key": "k1"},
-        "/refunds": {"order_id": "202405181001", "amount": 1.5, "idempotency_key": "k1"},
+        "/returns": {**order, "reason": "不想要了", "idempotency_key": "k1"},
+        "/refunds": {**order, "amount": 1.5, "idempotency_key": "k1"},
         "/tickets": {"user_id": "u1001", "summary": "催单", "idempotency_key": "k1"},
     }
+    client.delete("/_log")
     for path, body in bodies.items():
         answers = [client.post(path, json=body).json() for _ in range(3)]
         assert answers[0] == answers[1] == answers[2], path
@@ -68,8 +79,9 @@ def test_keys_are_scoped_per_endpoint(client: httpx.Client, state: BackendState)
     client.post("/refunds", json={**REFUND, "idempotency_key": "shared"})
     client.post(
         "/returns",
-        json={"order_id": "202405181001", "reason": "质量问题", "idempotency_key": "shared"},
-    )
+        json={"order_id": "202405231122", "reason": "质量问题", "user_id": "u1003",
+              "idempotency_key": "shared"},
+    )  # fmt: skip
     assert len(state.refunds) == 1 and len(state.returns) == 1
 
 

@@ -51,7 +51,7 @@ def test_phone_registration(client: httpx.Client) -> None:
     registered = client.get("/phones/13800138000").json()
     assert registered == {"phone": "13800138000", "registered": True, "user_id": "u1001"}
     unknown = client.get("/phones/13700000000").json()
-    assert unknown == {"phone": "13700000000", "registered": False}
+    assert unknown == {"phone": "13700000000", "registered": False, "user_id": None}
     assert client.get("/phones/12345").status_code == 422
 
 
@@ -124,7 +124,12 @@ def test_unknown_route_is_json_404(client: httpx.Client) -> None:
 def test_each_state_starts_fresh(client: httpx.Client, state: BackendState) -> None:
     response = client.post(
         "/returns",
-        json={"order_id": "202405181001", "reason": "尺码不合适", "idempotency_key": "r1"},
+        json={
+            "order_id": "202405181001",
+            "reason": "尺码不合适",
+            "user_id": "u1001",
+            "idempotency_key": "r1",
+        },
     )
     assert response.status_code == 200
     assert client.get("/orders/202405181001").json()["status"] == "returning"

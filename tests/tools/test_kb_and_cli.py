@@ -110,7 +110,7 @@ def test_cli_validate_and_list() -> None:
     runner = CliRunner()
     ok = runner.invoke(app, ["validate", "ecommerce"])
     assert ok.exit_code == 0, ok.output
-    assert "13 tools valid" in ok.output and "ok  get_order" in ok.output
+    assert "14 tools valid" in ok.output and "ok  get_order" in ok.output
     openapi = runner.invoke(app, ["validate", str(FIXTURES / "petstore-expanded.yaml")])
     assert openapi.exit_code == 0 and "4 tools valid" in openapi.output
     listing = runner.invoke(app, ["list", "ecommerce"])

@@ -29,9 +29,14 @@ def test_demo_pack_tools_load_with_the_fixed_names() -> None:
     names = [s.name for s in specs]
     assert names == [
         "get_order", "get_shipment", "check_phone", "send_sms_code", "make_captcha",
-        "verify_captcha", "verify_sms_code", "update_password", "create_return", "issue_refund",
-        "create_ticket", "list_payment_methods", "kb_search",
+        "verify_captcha", "verify_sms_code", "reset_password", "create_return", "issue_refund",
+        "create_ticket", "add_ticket_note", "list_payment_methods", "kb_search",
     ]  # fmt: skip
+    writes = {s.name for s in specs if s.effect == "write"}
+    assert writes == {"send_sms_code", "reset_password", "create_return", "issue_refund",
+                      "create_ticket", "add_ticket_note"}  # fmt: skip
+    # The one write that runs without an agent: a code to the customer's own phone, with why.
+    assert [s.name for s in specs if s.approval_exempt] == ["send_sms_code"]
     by_name = {s.name: s for s in specs}
     order = by_name["get_order"]
     assert order.binding.http is not None
@@ -89,6 +94,9 @@ def _one_tool(**fields: object) -> dict[str, object]:
         ({"http": {"method": "GET", "url": "{backend_url}/x/{other}"}}, "http.url", "other"),
         ({"http": {"method": "FETCH", "url": "{backend_url}/x"}}, "http.method", "GET"),
         ({"builtin": "kb_search"}, None, "exactly one binding"),
+        ({"http": {"method": "POST", "url": "{backend_url}/x"}}, "effect", "effect: write"),
+        ({"effect": "read", "approval_exempt": "why"}, "effect", "write tools"),
+        ({"effect": "delete"}, "effect", "read"),
     ],
 )
 def test_a_bad_spec_is_refused_naming_file_tool_and_field(
@@ -226,3 +234,15 @@ async def test_the_tool_decorator_describes_and_runs_a_function() -> None:
     )
     assert bad_date.status == "invalid_args" and bad_date.fallback == "库存系统繁忙"
     assert check_stock.fn is not None  # the function is still there to call directly
+
+
+def test_effects_default_from_the_method_and_explanations_fill_in() -> None:
+    [get] = parse_tool_specs(_one_tool(), file="t.yaml")
+    assert get.effect == "read"
+    post = {"http": {"method": "POST", "url": "{backend_url}/x"}, "effect": "write",
+            "explain": {"zh": "处理 {thing_id}", "en": "handle {thing_id} for {who}"}}  # fmt: skip
+    [write] = parse_tool_specs(_one_tool(**post), file="t.yaml")
+    assert write.effect == "write" and write.to_dict()["effect"] == "write"
+    assert write.explanation({"thing_id": "T1"}, "zh") == "处理 T1"
+    assert write.explanation({"thing_id": "T1"}, "en") == "handle T1 for {who}"
+    assert write.explanation({"thing_id": "T1"}, "fr") == "处理 T1"

@@ -25,9 +25,8 @@ from .helpers import Tools, build
 def base_url(tmp_path: Path) -> Iterator[str]:
     tools = Tools()
     tools.behaviour["check_phone"] = lambda a: {"registered": True, "user_id": "u1001"}
-    tools.behaviour["make_captcha"] = lambda a: 30.0
     tools.behaviour["verify_sms_code"] = lambda a: {"valid": True}
-    tools.behaviour["update_password"] = lambda a: {"updated": True}
+    tools.behaviour["reset_password"] = lambda a: {"sent": True}
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -50,17 +49,21 @@ def test_start_feed_and_read_a_workflow(base_url: str) -> None:
     with httpx.Client(base_url=base_url) as client:
         started = client.post(
             "/v1/workflows",
-            json={"name": "password_reset", "inputs": {"phone": "13800138000"}, "session_id": "s"},
+            json={"name": "password_reset", "inputs": {"phone": "13800138000"}, "user_id": "u1"},
         )
         assert started.status_code == 201
         body = started.json()
         assert (body["status"], body["waiting_for"]) == ("waiting_input", "sms_code")
-        fed = client.post(f"/v1/workflows/{body['id']}/input", json={"slots": {"sms_code": "1"}})
+        fed = client.post(
+            f"/v1/workflows/{body['id']}/input", json={"user_id": "u1", "slots": {"sms_code": "1"}}
+        )
         assert fed.json()["status"] == "completed"
-        view = client.get(f"/v1/workflows/{body['id']}").json()
+        view = client.get(f"/v1/workflows/{body['id']}", params={"user_id": "u1"}).json()
+        other = client.get(f"/v1/workflows/{body['id']}", params={"user_id": "u2"})
+    assert other.status_code == 404, "another customer's workflow is not found"
     assert view["status"] == "completed"
     steps = {s["name"]: s for s in view["steps"]}
-    assert steps["update_password"]["duration_ms"] is not None
+    assert steps["reset_password"]["duration_ms"] is not None
     assert [p["name"] for p in view["phases"]] == [
         "pre_check",
         "challenge",
@@ -74,9 +77,11 @@ def test_start_feed_and_read_a_workflow(base_url: str) -> None:
 
 def test_errors_are_json(base_url: str) -> None:
     with httpx.Client(base_url=base_url) as client:
-        missing = client.get("/v1/workflows/wf_nope")
-        unknown = client.post("/v1/workflows", json={"name": "nope", "inputs": {}})
-        no_input = client.post("/v1/workflows", json={"name": "password_reset", "inputs": {}})
+        missing = client.get("/v1/workflows/wf_nope", params={"user_id": "u1"})
+        unknown = client.post("/v1/workflows", json={"name": "nope", "inputs": {}, "user_id": "u1"})
+        no_input = client.post(
+            "/v1/workflows", json={"name": "password_reset", "inputs": {}, "user_id": "u1"}
+        )
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
     assert unknown.status_code == 404
     assert no_input.status_code == 422 and no_input.json()["error"]["field"] == "phone"

@@ -37,8 +37,7 @@ PACK = load_workflow_dir(bundled_pack_path("ecommerce") / "workflows")
 def reset_tools(tools: Tools, sent_code: str = "246810") -> None:
     tools.behaviour["check_phone"] = lambda a: {"registered": True, "user_id": "u1001"}
     tools.behaviour["send_sms_code"] = lambda a: {"sent": True}
-    tools.behaviour["make_captcha"] = lambda a: 30.0  # slow: the SMS wins the race
-    tools.behaviour["update_password"] = lambda a: {"updated": True}
+    tools.behaviour["reset_password"] = lambda a: {"sent": True, "channel": "sms"}
     tools.sent_code = sent_code  # type: ignore[attr-defined]
 
 
@@ -73,40 +72,9 @@ async def test_password_reset_waits_for_the_customers_code_across_turns_and_work
     verify = [c for c in tools.calls if c[0] == "verify_sms_code"]
     assert [c[1]["code"] for c in verify] == ["246810"]
     by_name = {s.name: s for s in done.steps}
-    assert by_name["make_captcha"].status == "cancelled"
-    assert by_name["verify_captcha"].status == "skipped"
-    assert by_name["update_password"].status == "succeeded"
-    # The generated temporary password was used but never shows in the view.
-    assert tools.calls[-1][1]["new_password"] not in done.model_dump_json()
-
-
-async def test_when_the_captcha_wins_the_customer_is_asked_for_it_not_for_an_sms_code(
-    make_service: Make, tools: Tools
-) -> None:
-    reset_tools(tools)
-    tools.behaviour["send_sms_code"] = lambda a: 30.0  # slow: the captcha wins the race
-    tools.behaviour["make_captcha"] = lambda a: {"captcha_id": "cap-1", "image": "data:,"}
-
-    def verify_captcha(attempt: int) -> Any:
-        _, arguments, _ = tools.calls[-1]
-        return {"valid": arguments == {"captcha_id": "cap-1", "answer": "X7K2"}}
-
-    tools.behaviour["verify_captcha"] = verify_captcha
-    async with make_service(PACK) as service:
-        view = await service.start("password_reset", {"phone": "13800138000"}, tenant="t", user="u")
-        assert (view.status, view.waiting_for) == ("waiting_input", "captcha_answer")
-        # An SMS code is not what it waits for: nothing changes.
-        same = await service.provide_input(view.id, {"sms_code": "246810"})
-        assert (same.status, same.waiting_for) == ("waiting_input", "captcha_answer")
-        wrong = await service.provide_input(view.id, {"captcha_answer": "AAAA"})
-        assert (wrong.status, wrong.waiting_for) == ("waiting_input", "captcha_answer")
-        done = await service.provide_input(view.id, {"captcha_answer": "X7K2"})
-    assert done.status == "completed"
-    by_name = {s.name: s for s in done.steps}
-    assert by_name["send_sms"].status == "cancelled"
-    assert by_name["verify_code"].status == "skipped"
-    assert by_name["verify_captcha"].status == "succeeded"
-    assert tools.count("verify_sms_code") == 0 and tools.count("verify_captcha") == 2
+    assert by_name["reset_password"].status == "succeeded"
+    # Nobody chose or saw a password: the back office sends a temporary one to the phone.
+    assert tools.calls[-1][:2] == ("reset_password", {"phone": "13800138000"})
 
 
 async def test_a_wrong_code_is_asked_again_and_a_carried_over_one_is_ignored(
@@ -193,7 +161,7 @@ async def test_two_workers_cannot_both_take_the_same_input(
         final = await a.get(view.id)
     assert final.status == "completed"
     assert tools.count("verify_sms_code") == 1
-    assert tools.count("update_password") == 1
+    assert tools.count("reset_password") == 1
 
 
 async def test_watchdog_escalates_a_workflow_waiting_past_its_deadline(
@@ -302,24 +270,3 @@ async def test_input_arriving_while_the_worker_still_resumes_the_workflow_is_tak
             group.start_soon(resume_reaches_the_wait)
             done = await service.provide_input(view.id, {"sms_code": "246810"})
     assert done.status == "completed"
-
-
-async def test_only_the_winners_picture_is_shown_to_the_customer(
-    make_service: Make, tools: Tools
-) -> None:
-    from hermes_desk.assist import _workflow_view
-
-    reset_tools(tools)
-    image = "data:image/svg+xml;base64,PHN2Zy8+"
-    tools.behaviour["make_captcha"] = lambda a: {"captcha_id": "cap-1", "image": image}
-    async with make_service(PACK) as service:
-        view = await service.start("password_reset", {"phone": "13800138000"}, tenant="t", user="u")
-        by_name = {s.name: s.status for s in view.steps}
-        winner = next(p.winner for p in view.phases if p.name == "challenge")
-        # Both racers went through; the workflow asks for what the winner gave the customer.
-        assert by_name["send_sms"] == by_name["make_captcha"] == "succeeded"
-        shown = _workflow_view(view).get("image")
-        if winner == "send_sms":
-            assert view.waiting_for == "sms_code" and shown is None
-        else:
-            assert view.waiting_for == "captcha_answer" and shown == image

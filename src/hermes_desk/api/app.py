@@ -12,7 +12,16 @@ from hermes_desk.api import ws
 from hermes_desk.api.deps import get_tenant
 from hermes_desk.api.errors import install_error_handlers
 from hermes_desk.api.middleware import BodySizeLimit, RequestTimeLimit
-from hermes_desk.api.routes import console, health, memory, sessions, tools, turns, workflows
+from hermes_desk.api.routes import (
+    actions,
+    console,
+    health,
+    memory,
+    sessions,
+    tools,
+    turns,
+    workflows,
+)
 from hermes_desk.config import Settings
 from hermes_desk.runtime import Runtime, build_runtime
 
@@ -46,7 +55,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     app.include_router(health.router)
     # Every resource route resolves the caller's tenant first (401 without a valid key when
     # keys are configured); the routers read it from request.state.tenant.
-    for module in (sessions, turns, memory, tools, workflows):
+    for module in (sessions, turns, actions, memory, tools, workflows):
         app.include_router(module.router, dependencies=[Depends(get_tenant)])
     # The session WebSocket checks its key itself (browsers send it as a query parameter);
     # the console page is static and holds no data.

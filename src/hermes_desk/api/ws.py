@@ -6,6 +6,8 @@ browsers cannot set headers on a WebSocket, so the key may come as a query param
 Client → server, one JSON object per text message::
 
     {"type": "segment", "speaker": "customer" | "agent", "text": "...", "final": true | false}
+    {"type": "approve", "proposal_id", "agent_id", "arguments"?}            run a proposed write
+    {"type": "reject", "proposal_id", "agent_id", "reason"}                 refuse it
     {"type": "ping"}
 
 Server → client::
@@ -13,6 +15,8 @@ Server → client::
     {"type": "ready", "session_id", "user_id", "max_message_bytes"}       once, on connect
     {"type": "segment", "seq", "speaker", "text", "final"}                 every accepted segment
     {"type": "assist", "seq", ...TurnOutcome.to_dict()}                    a final customer segment
+    {"type": "proposal", "seq", "proposal": {...}}                         a decision's outcome
+    {"type": "proposals", "proposals": [...]}                              then the session's all
     {"type": "error", "error": {"code", "message"}, "seq"?}                a refused message
     {"type": "pong"}
 
@@ -33,7 +37,7 @@ import contextlib
 import json
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -84,6 +88,33 @@ class _Ping(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     type: Literal["ping"]
+
+
+class _Approve(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    type: Literal["approve"]
+    proposal_id: str = Field(min_length=1, max_length=200)
+    agent_id: str = Field(pattern=USER_ID_PATTERN)
+    arguments: dict[str, Any] | None = None
+
+
+class _Reject(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    type: Literal["reject"]
+    proposal_id: str = Field(min_length=1, max_length=200)
+    agent_id: str = Field(pattern=USER_ID_PATTERN)
+    reason: str = Field(min_length=1, max_length=500)
+
+
+_Message = _Segment | _Ping | _Approve | _Reject
+_MODELS: dict[str, type[_Segment] | type[_Ping] | type[_Approve] | type[_Reject]] = {
+    "segment": _Segment,
+    "ping": _Ping,
+    "approve": _Approve,
+    "reject": _Reject,
+}
 
 
 class _Refused(Exception):
@@ -163,7 +194,7 @@ def _error(code: str, message: str, **extra: Any) -> dict[str, Any]:
     return {"type": "error", "error": {"code": code, "message": message}, **extra}
 
 
-def _parse(raw: Mapping[str, Any], max_bytes: int, max_chars: int) -> _Segment | _Ping:
+def _parse(raw: Mapping[str, Any], max_bytes: int, max_chars: int) -> _Message:
     """One received ASGI message as a segment or a ping, or :class:`_Refused` naming why."""
     text = raw.get("text")
     if text is None:
@@ -177,15 +208,13 @@ def _parse(raw: Mapping[str, Any], max_bytes: int, max_chars: int) -> _Segment |
     if not isinstance(data, dict):
         raise _Refused("validation_error", "message must be a JSON object with a 'type'")
     kind = data.get("type")
-    model: type[_Segment] | type[_Ping]
-    if kind == "segment":
-        model = _Segment
-    elif kind == "ping":
-        model = _Ping
-    else:
-        raise _Refused("unknown_type", f"unknown message type {kind!r}; expected 'segment'")
+    model = _MODELS.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        raise _Refused(
+            "unknown_type", f"unknown message type {kind!r}; expected one of {sorted(_MODELS)}"
+        )
     try:
-        message = model.model_validate(data)
+        message: _Message = model.model_validate(data)
     except PydanticValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or 'message'}: {err['msg']}"
@@ -241,6 +270,12 @@ async def session_socket(socket: WebSocket, session_id: str) -> None:
     try:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(_run_turns, runtime, hub, peer, tenant, user, session_id, receiver)
+
+            def decide(message: _Approve | _Reject, seq: int) -> None:
+                tasks.start_soon(
+                    _decide, runtime, hub, peer, tenant, user, session_id, message, seq
+                )
+
             await _read(
                 socket,
                 peer,
@@ -249,6 +284,7 @@ async def session_socket(socket: WebSocket, session_id: str) -> None:
                 sender,
                 service.max_body_bytes,
                 service.max_text_chars,
+                decide,
             )
     finally:
         hub.leave(session_id, peer)
@@ -262,8 +298,10 @@ async def _read(
     pending: MemoryObjectSendStream[tuple[int, _Segment]],
     max_bytes: int,
     max_chars: int,
+    decide: Callable[[_Approve | _Reject, int], None],
 ) -> None:
-    """Validate and echo every message; hand final segments to the turn worker, in order."""
+    """Validate and echo every message; hand final segments to the turn worker, in order, and
+    the agent's decisions on proposals to their own tasks."""
     seq = 0
     async with pending:
         while not peer.gone:
@@ -279,6 +317,9 @@ async def _read(
                 continue
             if isinstance(message, _Ping):
                 await peer.send({"type": "pong", "seq": seq})
+                continue
+            if isinstance(message, _Approve | _Reject):
+                decide(message, seq)
                 continue
             if message.final and pending.statistics().current_buffer_used >= MAX_PENDING_SEGMENTS:
                 await peer.send(
@@ -314,7 +355,6 @@ async def _run_turns(
 ) -> None:
     """Run final segments one at a time (a turn reads the previous one's state)."""
     assistant = runtime.assistant
-    assert assistant is not None
     async with pending:
         async for seq, segment in pending:
             try:
@@ -335,3 +375,47 @@ async def _run_turns(
                 continue
             if segment.speaker == "customer":
                 await hub.publish(session_id, {"type": "assist", "seq": seq, **outcome.to_dict()})
+
+
+async def _decide(
+    runtime: Runtime,
+    hub: SessionHub,
+    peer: _Peer,
+    tenant: str,
+    user: str,
+    session_id: str,
+    message: _Approve | _Reject,
+    seq: int,
+) -> None:
+    """Carry out an agent's decision sent on the socket; every watcher sees the outcome."""
+    try:
+        current = await runtime.actions.get(message.proposal_id, tenant=tenant, user=user)
+        if current.session_id != session_id:
+            raise NotFoundError(f"no proposal {message.proposal_id}")
+        if isinstance(message, _Approve):
+            proposal = await runtime.actions.approve(
+                message.proposal_id,
+                tenant=tenant,
+                user=user,
+                agent_id=message.agent_id,
+                arguments=message.arguments,
+            )
+        else:
+            proposal = await runtime.actions.reject(
+                message.proposal_id,
+                tenant=tenant,
+                user=user,
+                agent_id=message.agent_id,
+                reason=message.reason,
+            )
+    except HermesError as exc:
+        await peer.send(_error(exc.code, exc.message, seq=seq, proposal_id=message.proposal_id))
+        return
+    except Exception:
+        _logger.exception("decision failed on session socket %s", session_id)
+        await peer.send(_error("internal_error", "the decision failed", seq=seq))
+        return
+    await hub.publish(session_id, {"type": "proposal", "seq": seq, "proposal": proposal.view()})
+    # A decision can lead to the next proposal (a workflow's next write): all of them, current.
+    listed = await runtime.actions.for_session(session_id, tenant=tenant, user=user)
+    await hub.publish(session_id, {"type": "proposals", "proposals": [p.view() for p in listed]})

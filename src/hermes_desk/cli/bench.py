@@ -71,6 +71,21 @@ def tools(
 
 
 @app.command()
+def actions(
+    proposals: Annotated[int, typer.Option(help="proposals approved per store")] = 2_000,
+    redis_url: Annotated[
+        str | None, typer.Option(help="Redis for the Redis figures ('' to skip)")
+    ] = "redis://127.0.0.1:6379/15",
+    out: OutOption = None,
+) -> None:
+    """Proposal → approval → executed overhead (no think time), per proposal store."""
+    from hermes_desk.bench.actions import run_actions_bench
+
+    machine = _machine()
+    _emit("actions", run_actions_bench(proposals, redis_url or None), out, machine)
+
+
+@app.command()
 def workflows(
     runs: Annotated[int, typer.Option(help="password resets per variant")] = 40,
     out: OutOption = None,

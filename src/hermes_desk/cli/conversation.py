@@ -98,7 +98,6 @@ async def _run_demo(settings: Settings, user: str) -> None:
     runtime = build_runtime(settings)
     await runtime.start()
     try:
-        assert runtime.assistant is not None
         contact = 0
         session_id = ""
         for number, text in DEMO_SCRIPT:
@@ -140,7 +139,6 @@ async def _run_chat(settings: Settings, user: str) -> None:
     runtime = build_runtime(settings)
     await runtime.start()
     try:
-        assert runtime.assistant is not None
         session, resumed = await runtime.sessions.open_or_resume(TENANT, user)
         typer.echo(f"session {session.id} for {user}{' (resumed)' if resumed else ''}")
         _print_notes([n.to_dict() for n in await runtime.memory.notes(TENANT, user)])

@@ -48,6 +48,10 @@ SITUATIONS: dict[str, tuple[str, ...]] = {
     "workflow_failed": ("tool_failed", "ok"),
     "workflow_escalated": ("workflow_failed", "tool_failed", "ok"),
     "workflow_running": ("ok",),
+    # Never fall back to "ok": an "ok" template may say the write is done, and it is not.
+    "proposed": (),
+    "not_found": (),
+    "refused": ("tool_failed",),
 }
 
 _WORKFLOW_SITUATION = {
@@ -66,6 +70,9 @@ _GENERIC = {
         "tool_failed": "抱歉，系统暂时无法查询，请稍后再试或转人工处理。",
         "workflow_failed": "抱歉，办理没有成功，我帮您转人工处理。",
         "workflow_escalated": "已为您转接人工客服，请稍候。",
+        "proposed": "我已提交办理申请：{proposal}。客服确认后会马上为您处理。",
+        "not_found": "抱歉，没有查到相关记录，请您核对一下号码好吗？",
+        "refused": "抱歉，这个操作暂时无法办理，我帮您转给专员确认。",
     },
     "en": {
         "ok": "Sure, let me help you with that. Is there anything else I can do for you?",
@@ -73,6 +80,10 @@ _GENERIC = {
         "tool_failed": "Sorry, the system cannot answer right now. Please try again shortly.",
         "workflow_failed": "Sorry, that did not go through; let me pass you to a colleague.",
         "workflow_escalated": "I am passing you to a human colleague, one moment please.",
+        "proposed": "I have put this through for confirmation: {proposal}. "
+        "It will be done as soon as it is confirmed.",
+        "not_found": "Sorry, I could not find that record. Could you check the number for me?",
+        "refused": "Sorry, that cannot be done right now; let me pass it to a colleague.",
     },
 }
 

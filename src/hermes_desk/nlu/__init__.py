@@ -5,6 +5,7 @@ and dialogue state that carries intent and slots between turns.
 Importing this package loads neither sklearn nor jieba; backends import them when used.
 """
 
+from hermes_desk.nlu.acts import DialogueAct, request_act
 from hermes_desk.nlu.cache import load_or_train
 from hermes_desk.nlu.context import ContextModel, TurnReader, train_turn_reader
 from hermes_desk.nlu.dates import DateMention, find_dates
@@ -42,6 +43,7 @@ __all__ = [
     "Conversation",
     "ConversationReport",
     "DateMention",
+    "DialogueAct",
     "DialogueState",
     "EvaluationReport",
     "Example",
@@ -66,5 +68,6 @@ __all__ = [
     "load_examples",
     "load_or_train",
     "merge_model_slots",
+    "request_act",
     "train_turn_reader",
 ]

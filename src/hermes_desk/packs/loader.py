@@ -48,7 +48,7 @@ class Pack:
     intents: dict[str, IntentSpec]
     examples: tuple[Example, ...]
     dialogues: tuple[Dialogue, ...]
-    replies: dict[str, dict[str, str]]
+    replies: dict[str, dict[str, str | dict[str, str]]]
     compliance: ComplianceRules
     fingerprint: str
     tool_specs: tuple[Any, ...] = ()
@@ -107,7 +107,7 @@ def load_pack(name_or_path: str | Path, *, variables: dict[str, str] | None = No
     intents = _load_intents(root / "intents.yaml")
     examples = _load_examples(root / "nlu.jsonl", intents)
     dialogues = _load_dialogues(root, intents)
-    replies = _load_replies(root / "replies.yaml", intents)
+    replies = _load_replies(root / "replies.yaml", intents, tuple(manifest.languages))
     compliance = _model(ComplianceRules, _yaml(root / "compliance.yaml"), root / "compliance.yaml")
     tool_specs = _load_tools(root / "tools.yaml", variables or {})
     workflows = _load_workflows(root / "workflows")
@@ -212,20 +212,37 @@ def _load_dialogues(root: Path, intents: dict[str, IntentSpec]) -> tuple[Dialogu
     return tuple(dialogues)
 
 
-def _load_replies(path: Path, intents: dict[str, IntentSpec]) -> dict[str, dict[str, str]]:
+Template = str | dict[str, str]
+
+
+def _load_replies(
+    path: Path, intents: dict[str, IntentSpec], languages: tuple[str, ...]
+) -> dict[str, dict[str, Template]]:
+    """Templates per intent and situation: a string (language-neutral, e.g. ``{fallback}``) or a
+    mapping with one string for each of the pack's languages (a missing one fails the load)."""
     data = _yaml(path)
     if not isinstance(data, dict) or not isinstance(data.get("replies"), dict):
         raise PackError("expected a mapping under 'replies'", file=str(path), field="replies")
-    replies: dict[str, dict[str, str]] = {}
+    replies: dict[str, dict[str, Template]] = {}
     for intent, situations in data["replies"].items():
         if intent not in intents:
             raise PackError("reply for an undeclared intent", file=str(path), item=str(intent))
-        if not isinstance(situations, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in situations.items()
-        ):
-            raise PackError(
-                "expected situation: template strings", file=str(path), item=str(intent)
-            )
+        if not isinstance(situations, dict):
+            raise PackError("expected situation: template", file=str(path), item=str(intent))
+        for situation, template in situations.items():
+            where = f"{intent}.{situation}"
+            if isinstance(template, dict):
+                missing = [lang for lang in languages if not isinstance(template.get(lang), str)]
+                if missing:
+                    raise PackError(
+                        f"template lacks the pack's languages {missing}",
+                        file=str(path),
+                        item=where,
+                    )
+            elif not isinstance(template, str):
+                raise PackError(
+                    "expected a template string or {language: string}", file=str(path), item=where
+                )
         replies[intent] = dict(situations)
     return replies
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Literal, Protocol, runtime_checkable
 
 import anyio
@@ -73,6 +74,8 @@ class SessionManager:
         self.archive = archive
         self._events = events
         self._hooks: list[DestroyHook] = []
+        # One turn at a time per session in this process: (lock, holders + waiters).
+        self._turn_locks: dict[str, tuple[anyio.Lock, int]] = {}
         self._key = self.settings.user_hash_key.encode() or None
         if archive is not None:
             self._hooks.append(self._archive_hook)
@@ -92,6 +95,22 @@ class SessionManager:
         await self.archive.archive(session, reason, ended_at=session.closed_at or self.clock.now())
 
     # -- lifecycle -------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def turn_lock(self, session_id: str) -> AsyncIterator[None]:
+        """Hold the session's turn lock: turns of one session run one at a time in this process
+        (a turn reads what the previous one wrote). Entries go when nobody holds or waits."""
+        lock, users = self._turn_locks.get(session_id, (anyio.Lock(), 0))
+        self._turn_locks[session_id] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._turn_locks[session_id]
+            if users <= 1:
+                del self._turn_locks[session_id]
+            else:
+                self._turn_locks[session_id] = (lock, users - 1)
 
     async def create(self, tenant: str, user: str) -> Session:
         """A new open session for (tenant, user), with an unguessable unique id."""

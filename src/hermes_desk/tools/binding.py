@@ -28,12 +28,16 @@ class CallContext:
         request_id: the session id (or workflow id) the call belongs to.
         idempotency_key: a key the far side can use to de-duplicate retries of a write; the
             workflow engine passes one per step. HTTP bindings send it with ``POST``/``PUT``.
-        extra: anything else a binding may need (tenant, user…); never logged raw.
+        extra: anything else a binding may need; never logged raw.
+        customer: the session's customer; records a tool returns are checked against it (X3).
+        tenant: the customer's tenant.
     """
 
     request_id: str
     idempotency_key: str | None = None
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    customer: str | None = None
+    tenant: str | None = None
 
 
 @runtime_checkable

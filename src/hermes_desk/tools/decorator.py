@@ -2,7 +2,7 @@
 
 ::
 
-    @tool(fallback="库存系统繁忙，请稍后再试。", timeout_s=1)
+    @tool(fallback="库存系统繁忙，请稍后再试。", timeout_s=1, effect="read")
     async def check_stock(sku: str, warehouse: Literal["bj", "sh"] = "bj") -> StockLevel:
         \"\"\"查询库存.\"\"\"
 
@@ -20,9 +20,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, get_type_hints, overload
 
 from pydantic import ConfigDict, TypeAdapter, create_model
+from pydantic import ValidationError as PydanticValidationError
+
+from hermes_desk.errors import ValidationError
 
 from hermes_desk.tools.binding import CallContext, HealthFunction, PythonBinding
-from hermes_desk.tools.spec import DEFAULT_FALLBACK, BindingSpec, ToolSpec
+from hermes_desk.tools.spec import DEFAULT_FALLBACK, BindingSpec, Effect, ToolSpec
 
 __all__ = ["DecoratedTool", "tool"]
 
@@ -41,6 +44,10 @@ class DecoratedTool:
         response_format: Mapping[str, Any] | None,
         health: HealthFunction | None,
         sensitive: Sequence[str],
+        effect: Effect = "write",
+        approval_exempt: str | None = None,
+        explain: Mapping[str, str] | None = None,
+        owner_field: str | None = None,
     ) -> None:
         self.fn = fn
         hints = get_type_hints(fn)
@@ -75,13 +82,20 @@ class DecoratedTool:
             fallback=fallback or DEFAULT_FALLBACK,
             source=f"{fn.__module__}.{fn.__qualname__}",
             sensitive=tuple(sensitive),
+            effect=effect,
+            approval_exempt=approval_exempt,
+            explain=dict(explain or {}),
+            owner_field=owner_field,
         )
         self.binding = PythonBinding(self._invoke, health=health)
         self._is_async = inspect.iscoroutinefunction(fn)
         self._wants_context = "context" in inspect.signature(fn).parameters
 
     async def _invoke(self, context: CallContext, **arguments: Any) -> Any:
-        parsed = self._model.model_validate(arguments)
+        try:
+            parsed = self._model.model_validate(arguments)
+        except PydanticValidationError as exc:  # the caller's arguments, not the tool, are wrong
+            raise ValidationError(f"@tool {self.spec.name}: arguments do not convert") from exc
         kwargs = {key: getattr(parsed, key) for key in type(parsed).model_fields}
         if self._wants_context:
             kwargs["context"] = context
@@ -113,6 +127,10 @@ def tool(
     response_format: Mapping[str, Any] | None = None,
     health: HealthFunction | None = None,
     sensitive: Sequence[str] = (),
+    effect: Effect = "write",
+    approval_exempt: str | None = None,
+    explain: Mapping[str, str] | None = None,
+    owner_field: str | None = None,
 ) -> Callable[[Callable[..., Any]], DecoratedTool]: ...
 
 
@@ -127,8 +145,17 @@ def tool(
     response_format: Mapping[str, Any] | None = None,
     health: HealthFunction | None = None,
     sensitive: Sequence[str] = (),
+    effect: Effect = "write",
+    approval_exempt: str | None = None,
+    explain: Mapping[str, str] | None = None,
+    owner_field: str | None = None,
 ) -> DecoratedTool | Callable[[Callable[..., Any]], DecoratedTool]:
-    """Describe a Python function as a tool; use bare (``@tool``) or with options."""
+    """Describe a Python function as a tool; use bare (``@tool``) or with options.
+
+    ``effect`` is ``write`` unless you say ``effect="read"``: a tool that says nothing is taken
+    to change something, the safe side (SPEC §8 X1). ``approval_exempt``, ``explain`` and
+    ``owner_field`` are the :class:`~hermes_desk.tools.spec.ToolSpec` fields of the same names.
+    """
 
     def wrap(func: Callable[..., Any]) -> DecoratedTool:
         return DecoratedTool(
@@ -140,6 +167,10 @@ def tool(
             response_format=response_format,
             health=health,
             sensitive=sensitive,
+            effect=effect,
+            approval_exempt=approval_exempt,
+            explain=explain,
+            owner_field=owner_field,
         )
 
     return wrap(fn) if fn is not None else wrap

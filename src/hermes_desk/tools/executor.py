@@ -8,9 +8,16 @@ Order of the guards (each one can end the call with its status and the tool's fa
 4. **argument validation** against ``parameters`` → ``invalid_args`` (nothing is sent);
 5. **circuit breaker** — open → ``breaker_open`` at once; after the cool-down the health probe
    runs first, and a failing probe re-opens it (``breaker_open``);
-6. the **binding**, under the tool's time limit → ``timeout`` or ``error``;
+6. the **binding**, under the tool's time limit → ``timeout`` or ``error``; an HTTP status the
+   tool declares as a business answer is one: ``not_found`` (no such record) or ``refused`` (a
+   business refusal, its reason in ``result``);
 7. **result validation** against ``response_format`` → ``invalid_result`` (a failure);
-8. one structured event (``tool.call``) and the metrics.
+8. **ownership**: a tool that declares its record's owner field answers ``not_found`` for a
+   record of another customer than the call's (event ``tool.ownership_mismatch``), X3;
+9. one structured event (``tool.call``) and the metrics.
+
+Only transport errors, timeouts, 5xx and invalid results count against the breaker (X5): a
+business answer, a client-side 4xx or a refused argument is not the backend failing.
 
 Nothing raises for a tool that misbehaves: :meth:`ToolExecutor.execute` returns a
 :class:`ToolResult`. Only cancellation propagates.
@@ -60,6 +67,12 @@ class ToolStatus(enum.StrEnum):
     NOT_ALLOWED = "not_allowed"
     PARSE_ERROR = "parse_error"
     UNKNOWN_TOOL = "unknown_tool"
+    NOT_FOUND = "not_found"
+    REFUSED = "refused"
+
+
+#: Statuses where the tool answered (the business said yes, "no such record", or no).
+_ANSWERED = frozenset({ToolStatus.OK, ToolStatus.NOT_FOUND, ToolStatus.REFUSED})
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +90,11 @@ class ToolResult:
     @property
     def ok(self) -> bool:
         return self.status is ToolStatus.OK
+
+    @property
+    def answered(self) -> bool:
+        """The tool answered: ok, or a declared business answer (not found, refused)."""
+        return self.status in _ANSWERED
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -200,6 +218,7 @@ class ToolExecutor:
         timeout_s = spec.effective_timeout_s(self.settings.default_timeout_s)
         call_started = self._timer()
         status, result, error = ToolStatus.OK, None, None
+        client_side = False  # a 4xx: the request was wrong, the backend is fine
         try:
             async with asyncio.timeout(timeout_s):
                 result = await entry.binding.call(
@@ -209,6 +228,12 @@ class ToolExecutor:
             status, error = ToolStatus.TIMEOUT, f"no answer within {timeout_s:g}s"
         except HermesError as exc:
             status, error = ToolStatus.ERROR, exc.message
+            code = exc.details.get("status_code")
+            if isinstance(code, int) and code in spec.not_found:
+                status, error = ToolStatus.NOT_FOUND, "no such record"
+            elif isinstance(code, int) and code in spec.refusals:
+                status, result = ToolStatus.REFUSED, _refusal(exc.details.get("answer"))
+            client_side = isinstance(code, int) and 400 <= code < 500
         except Exception as exc:  # a tool's own bug is a failure of that tool, not ours
             status, error = ToolStatus.ERROR, f"{type(exc).__name__} raised"
         duration_s = self._timer() - call_started
@@ -216,9 +241,22 @@ class ToolExecutor:
             problems = entry.result.problems(result)
             if problems:
                 status, result, error = ToolStatus.INVALID_RESULT, None, "; ".join(problems)
+        if status is ToolStatus.OK and spec.owner_field is not None:
+            owner = result.get(spec.owner_field) if isinstance(result, Mapping) else None
+            if owner is None or owner != call_ctx.customer:
+                # Another customer's record reads as "no such record"; nothing of it leaks.
+                status, result, error = ToolStatus.NOT_FOUND, None, "not this customer's record"
+                self.events.emit(
+                    Event(
+                        "tool.ownership_mismatch",
+                        request_id,
+                        self.clock.now(),
+                        {"tool": spec.name, "customer_named": call_ctx.customer is not None},
+                    )
+                )
 
         outcome = self.policy.classify(
-            succeeded=status is ToolStatus.OK,
+            succeeded=status in _ANSWERED or client_side,
             timed_out=status is ToolStatus.TIMEOUT,
             duration_s=duration_s,
         )
@@ -388,3 +426,15 @@ def _guess_name(call: object) -> str | None:
             name = call["function"].get("name")
         return name if isinstance(name, str) else None
     return None
+
+
+def _refusal(answer: Any) -> dict[str, Any]:
+    """A business refusal as the result: the backend's ``{"error": {code, message}}`` or
+    ``{code, message}``, else nothing but the fact."""
+    if isinstance(answer, Mapping):
+        inner = answer.get("error", answer)
+        if isinstance(inner, Mapping):
+            return {"code": inner.get("code"), "message": inner.get("message")}
+        if isinstance(inner, str):
+            return {"code": answer.get("code") or "refused", "message": inner}
+    return {"code": "refused", "message": None}

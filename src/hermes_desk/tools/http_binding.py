@@ -4,7 +4,10 @@ Arguments fill the URL template's ``{placeholders}`` (URL-quoted), then the quer
 body as the :class:`~hermes_desk.tools.spec.HttpTarget` says. Writes carry the call's
 idempotency key (body field and ``Idempotency-Key`` header) so a retried ``POST`` cannot act
 twice. httpx errors are translated at this boundary; messages name the method and the URL
-*template*, never the filled URL, which may hold a phone number.
+*template*, never the filled URL, which may hold a phone number. An answer of 400 or more
+raises :class:`~hermes_desk.errors.BackendError` with its ``status_code`` and the body the
+business system sent (``answer``), so the executor can tell a declared business answer (404
+"no such order", 409 "already has a return") from a fault.
 """
 
 from __future__ import annotations
@@ -16,7 +19,12 @@ from urllib.parse import quote
 
 import httpx
 
-from hermes_desk.errors import BackendError, BackendTimeoutError, BackendUnavailableError
+from hermes_desk.errors import (
+    BackendError,
+    BackendTimeoutError,
+    BackendUnavailableError,
+    ValidationError,
+)
 from hermes_desk.ids import new_id
 from hermes_desk.tools.binding import CallContext
 from hermes_desk.tools.spec import HttpTarget
@@ -63,8 +71,8 @@ class HttpBinding:
     def _url(self, arguments: Mapping[str, Any]) -> str:
         def fill(match: re.Match[str]) -> str:
             value = arguments.get(match.group(1))
-            if value is None:
-                raise BackendError(
+            if value is None:  # the caller's mistake: nothing is sent, no breaker moves
+                raise ValidationError(
                     f"{self._method} {self._target.url}: path parameter {match.group(1)} missing"
                 )
             return quote(str(value), safe="")
@@ -100,8 +108,14 @@ class HttpBinding:
         except httpx.TransportError as exc:
             raise BackendUnavailableError(f"{where}: {type(exc).__name__}") from exc
         if response.status_code >= 400:
+            try:  # the business system's own words (a refusal says why)
+                answer: Any = response.json()
+            except ValueError:
+                answer = None
             raise BackendError(
-                f"{where}: HTTP {response.status_code}", status_code=response.status_code
+                f"{where}: HTTP {response.status_code}",
+                status_code=response.status_code,
+                answer=answer,
             )
         if response.status_code == 204 or not response.content:
             return None

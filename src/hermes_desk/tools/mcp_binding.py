@@ -2,7 +2,8 @@
 
 Each server (stdio command or streamable-HTTP URL, from ``LlmSettings.mcp_servers``) is listed
 once; every remote tool becomes a :class:`~hermes_desk.tools.spec.ToolSpec` (its
-``inputSchema`` as ``parameters``, its ``outputSchema`` as ``response_format``) paired with an
+``inputSchema`` as ``parameters``, its ``outputSchema`` as ``response_format``, a ``read``
+effect only when its annotations say ``readOnlyHint: true``, else ``write``) paired with an
 :class:`McpBinding`. Registered in a :class:`~hermes_desk.tools.registry.ToolRegistry`, they run
 through the same executor as every other tool: gating, strict parsing, validation before and
 after, the circuit breaker, events and metrics.
@@ -35,9 +36,15 @@ from hermes_desk.errors import (
 )
 from hermes_desk.tools.binding import CallContext
 from hermes_desk.tools.registry import ToolRegistry
-from hermes_desk.tools.spec import DEFAULT_FALLBACK, BindingSpec, ToolSpec
+from hermes_desk.tools.spec import DEFAULT_FALLBACK, BindingSpec, Effect, ToolSpec
 
-__all__ = ["McpBinding", "McpServerConnection", "McpToolSource", "mcp_tool_specs"]
+__all__ = [
+    "McpBinding",
+    "McpServerConnection",
+    "McpToolSource",
+    "mcp_tool_specs",
+    "remote_effect",
+]
 
 
 def _import_client() -> Any:
@@ -157,6 +164,13 @@ class McpBinding:
         return await self.connection.ping(timeout_s)
 
 
+def remote_effect(tool: Any) -> Effect:
+    """A remote tool reads only when its annotations say ``readOnlyHint: true`` (X1); no
+    annotation, or any other value, is a write — the safe side."""
+    annotations = getattr(tool, "annotations", None)
+    return "read" if getattr(annotations, "read_only_hint", None) is True else "write"
+
+
 def mcp_tool_specs(
     connection: McpServerConnection, tools: Sequence[Any]
 ) -> list[tuple[ToolSpec, McpBinding]]:
@@ -177,6 +191,7 @@ def mcp_tool_specs(
             timeout_s=settings.timeout_s,
             fallback=settings.fallback or DEFAULT_FALLBACK,
             source=f"mcp:{settings.name}",
+            effect=remote_effect(tool),
         )
         out.append((spec, McpBinding(connection, remote)))
     return out

@@ -12,6 +12,10 @@ query parameters and the properties of a JSON (or form) request body become the 
 2xx JSON response schema becomes ``response_format``. Local ``$ref``s are inlined (recursive
 ones become ``{}``). An operation the binding cannot express (a non-object body, a required
 header or cookie) is skipped and listed in :attr:`OpenApiTools.skipped`.
+
+Effects (SPEC §8 X1): a ``GET`` operation reads; any other must carry the extension
+``x-effect: read`` or ``x-effect: write``, or the document does not load (a
+:class:`~hermes_desk.errors.PackError` naming the file and the ``operationId``).
 """
 
 from __future__ import annotations
@@ -19,14 +23,21 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from hermes_desk.errors import PackError
-from hermes_desk.tools.spec import DEFAULT_FALLBACK, BindingSpec, HealthProbe, HttpTarget, ToolSpec
+from hermes_desk.tools.spec import (
+    DEFAULT_FALLBACK,
+    BindingSpec,
+    Effect,
+    HealthProbe,
+    HttpTarget,
+    ToolSpec,
+)
 from hermes_desk.tools.validation import schema_problem
 
 __all__ = ["OpenApiTools", "load_openapi", "to_json_schema", "tool_name"]
@@ -154,16 +165,12 @@ def load_openapi(
                 skipped[name] = str(why)
                 continue
             specs.append(
-                ToolSpec(
-                    name=spec.name,
-                    description=spec.description,
-                    parameters=spec.parameters,
-                    binding=spec.binding,
-                    response_format=spec.response_format,
+                replace(
+                    spec,
                     timeout_s=timeout_s,
                     fallback=fallback or DEFAULT_FALLBACK,
                     health=HealthProbe(url=health_url),
-                    source=file,
+                    effect=_effect(op, method, file, name),
                 )
             )
     return OpenApiTools(specs=specs, skipped=skipped)
@@ -171,6 +178,29 @@ def load_openapi(
 
 class _Unsupported(Exception):
     pass
+
+
+def _effect(op: Mapping[str, Any], method: str, file: str, name: str) -> Effect:
+    """``GET`` reads; any other operation must say ``x-effect: read|write`` (SPEC §8 X1)."""
+    declared = op.get("x-effect")
+    if declared in ("read", "write"):
+        effect: Effect = declared
+        return effect
+    if declared is not None:
+        raise PackError(
+            f"x-effect must be 'read' or 'write', got {declared!r}",
+            file=file,
+            item=str(op.get("operationId") or name),
+            field="x-effect",
+        )
+    if method == "get":
+        return "read"
+    raise PackError(
+        f"a {method.upper()} operation must declare 'x-effect: read' or 'x-effect: write'",
+        file=file,
+        item=str(op.get("operationId") or name),
+        field="x-effect",
+    )
 
 
 def _read(source: str | Path | Mapping[str, Any], file: str) -> Mapping[str, Any]:

@@ -16,15 +16,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from hermes_desk.errors import PackError
+from hermes_desk.events import mask_fields, mask_value
+
 __all__ = [
     "DEFAULT_FALLBACK",
     "TOOL_NAME_PATTERN",
     "BindingKind",
     "BindingSpec",
+    "Effect",
     "HealthProbe",
     "HttpTarget",
     "ToolSpec",
 ]
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 #: What providers accept as a function name (OpenAI, Anthropic, MCP all agree on this subset).
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -33,6 +39,9 @@ TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 DEFAULT_FALLBACK = "抱歉，这个问题我暂时无法查询，请稍后再试或转人工客服。"
 
 BindingKind = Literal["python", "http", "builtin", "mcp"]
+
+#: What a tool does to the world: ``read`` looks, ``write`` changes something (SPEC §8 X1).
+Effect = Literal["read", "write"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +126,16 @@ class ToolSpec:
         binding: where the tool runs.
         source: the file (or object) it was loaded from, for error messages.
         sensitive: argument names whose values are masked in events (beyond the default list).
+        effect: ``read`` or ``write``; a write from a customer turn is only ever proposed to the
+            agent. Code-built specs default to ``write``, the safe side.
+        approval_exempt: for a write, why it may run without an agent's approval (the pack's
+            reason: e.g. it only sends a code to the customer's own registered phone).
+        explain: what a call will do, per language (``{argument}`` placeholders), shown to the
+            agent and the customer when the write is proposed.
+        owner_field: the result field naming the record's owner; a record of another customer
+            than the call's reads as ``not_found`` (X3).
+        not_found: HTTP statuses that mean "no such record": an answer, not a failure (X5).
+        refusals: HTTP statuses that are business refusals (409…): an answer, not a failure.
     """
 
     name: str
@@ -129,6 +148,86 @@ class ToolSpec:
     health: HealthProbe = field(default_factory=HealthProbe)
     source: str = "<code>"
     sensitive: tuple[str, ...] = ()
+    effect: Effect = "write"
+    approval_exempt: str | None = None
+    explain: Mapping[str, str] = field(default_factory=dict)
+    owner_field: str | None = None
+    not_found: tuple[int, ...] = ()
+    refusals: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Invariants every loader (YAML, OpenAPI, ``@tool``, MCP) gets: refused as a PackError
+        # naming the source, the tool and the field.
+        def refuse(message: str, field_name: str) -> PackError:
+            return PackError(message, file=self.source, item=self.name, field=field_name)
+
+        if self.effect not in ("read", "write"):
+            raise refuse(f"must be 'read' or 'write', got {self.effect!r}", "effect")
+        if self.approval_exempt is not None:
+            if self.effect != "write":
+                raise refuse("only a write tool can be exempt from approval", "approval_exempt")
+            if not self.approval_exempt.strip():
+                raise refuse("give the reason the write needs no approval", "approval_exempt")
+        if self.explain:
+            if self.effect != "write":
+                raise refuse("only a write tool explains what it will do", "explain")
+            names = set(self.parameters.get("properties", {}))
+            for language, template in self.explain.items():
+                if not isinstance(template, str) or not template.strip():
+                    raise refuse("must be a non-empty text", f"explain.{language}")
+                for placeholder in _PLACEHOLDER.findall(template):
+                    if placeholder not in names and _tail_of(placeholder) not in names:
+                        raise refuse(
+                            f"{{{placeholder}}} is neither a parameter nor <parameter>_tail",
+                            f"explain.{language}",
+                        )
+        for field_name, codes in (("not_found", self.not_found), ("refusals", self.refusals)):
+            bad = [c for c in codes if not 400 <= c <= 599]
+            if bad:
+                raise refuse(f"HTTP statuses 400-599 only, got {bad}", field_name)
+        both = set(self.not_found) & set(self.refusals)
+        if both:
+            raise refuse(f"{sorted(both)} cannot be both not_found and a refusal", "refusals")
+
+    def explanation(self, arguments: Mapping[str, Any], language: str) -> str:
+        """What a call with ``arguments`` will do, in ``language``.
+
+        Falls back to another language of :attr:`explain`, then to the description. ``{name}``
+        is the argument's value — masked (``*******78``) when the name looks sensitive (phone,
+        code, password…) or is listed in :attr:`sensitive`; ``{name_tail}`` is the last four
+        characters of argument ``name`` (``尾号 {phone_tail}``). A placeholder with no value
+        stays as it is; nothing here raises.
+        """
+        template = self.explain.get(language) or next(iter(self.explain.values()), None)
+        if template is None:
+            return self.description
+        values = dict(arguments)
+        shown = mask_fields(values)
+        for key in self.sensitive:
+            if key in shown:
+                shown[key] = mask_value(shown[key])
+
+        def fill(match: re.Match[str]) -> str:
+            key = match.group(1)
+            if values.get(key) is not None:
+                return str(shown[key])
+            base = _tail_of(key)
+            if base is not None and values.get(base) is not None:
+                return str(values[base])[-4:]
+            return match.group(0)
+
+        return _PLACEHOLDER.sub(fill, template)
+
+    @property
+    def deduplicated(self) -> bool:
+        """A write the far side de-duplicates: an HTTP call that carries an idempotency key, so
+        repeating it with the same key acts once."""
+        http = self.binding.http
+        return (
+            http is not None
+            and http.method.upper() not in ("GET", "HEAD")
+            and http.idempotency_field is not None
+        )
 
     @property
     def required(self) -> tuple[str, ...]:
@@ -163,7 +262,18 @@ class ToolSpec:
             "health": {"url": self.health.url, "timeout_s": self.health.timeout_s},
             "binding": self.binding.describe(),
             "source": self.source,
+            "effect": self.effect,
+            "approval_exempt": self.approval_exempt,
+            "explain": dict(self.explain),
+            "owner_field": self.owner_field,
+            "not_found": list(self.not_found),
+            "refusals": list(self.refusals),
         }
+
+
+def _tail_of(placeholder: str) -> str | None:
+    """``phone_tail`` → ``phone``; ``None`` when the name is no ``<parameter>_tail``."""
+    return placeholder[: -len("_tail")] if placeholder.endswith("_tail") else None
 
 
 def _plain(value: Any) -> Any:

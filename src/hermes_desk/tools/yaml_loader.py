@@ -15,14 +15,26 @@
         required: [order_id]
         response_format: {type: object, required: [order_id, status]}
         fallback: 抱歉，订单系统繁忙，请稍后再试。
-        http: {method: GET, url: "{backend_url}/orders/{order_id}"}
+        owner: user_id               # the result field naming the record's owner (X3)
+        not_found: [404]             # "no such order" is an answer, not a fault (X5)
+        http: {method: GET, url: "{backend_url}/orders/{order_id}"}   # GET: effect read
+      - name: create_return
+        ...
+        effect: write                # any method but GET must say read or write (X1)
+        refusals: [409]              # business refusals, their reason in the result
+        explain:                     # what it will do, per language; {parameter}, {x_tail}
+          zh: 为订单 {order_id} 创建退货单
+          en: open a return for order {order_id}
+        http: {method: POST, url: "{backend_url}/returns"}
       - name: kb_search
         description: 搜索知识库
-        builtin: kb_search
+        builtin: kb_search           # built-ins read
 
 Everything is checked at load: unknown keys, types, schemas (Draft 2020-12 after the OpenAPI
-conversion), ``required`` names, URL placeholders. A problem raises
-:class:`~hermes_desk.errors.PackError` naming the file, the tool and the field.
+conversion), ``required`` names, URL placeholders, effects (a non-GET tool without ``effect``
+does not load; ``approval_exempt`` only on a write, with its reason), ``explain`` placeholders,
+``owner`` against ``response_format``. A problem raises :class:`~hermes_desk.errors.PackError`
+naming the file, the tool and the field.
 """
 
 from __future__ import annotations
@@ -30,7 +42,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -43,6 +55,7 @@ from hermes_desk.tools.spec import (
     DEFAULT_FALLBACK,
     TOOL_NAME_PATTERN,
     BindingSpec,
+    Effect,
     HealthProbe,
     HttpTarget,
     ToolSpec,
@@ -77,6 +90,9 @@ class _Health(_Strict):
     timeout_s: float | None = Field(None, gt=0)
 
 
+_HttpStatus = Annotated[int, Field(ge=400, le=599)]
+
+
 class _Tool(_Strict):
     name: str = Field(pattern=TOOL_NAME_PATTERN.pattern)
     description: str = Field(min_length=1, max_length=1024)
@@ -89,12 +105,32 @@ class _Tool(_Strict):
     http: _Http | None = None
     builtin: Literal["kb_search"] | None = None
     sensitive: list[str] = Field(default_factory=list)
+    effect: Literal["read", "write"] | None = None
+    approval_exempt: str | None = None
+    explain: dict[str, str] = Field(default_factory=dict)
+    owner: str | None = Field(None, min_length=1, max_length=64)
+    not_found: list[_HttpStatus] = Field(default_factory=list)
+    refusals: list[_HttpStatus] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _one_binding(self) -> _Tool:
         if (self.http is None) == (self.builtin is None):
             raise ValueError("give exactly one binding: http or builtin")
         return self
+
+    def declared_effect(self, file: str) -> Effect:
+        """GET and built-ins read unless they say otherwise; any other method must say (X1)."""
+        if self.effect is not None:
+            return self.effect
+        if self.builtin is not None or (self.http is not None and self.http.method == "GET"):
+            return "read"
+        method = self.http.method if self.http is not None else "non-GET"
+        raise PackError(
+            f"an HTTP {method} tool must declare 'effect: read' or 'effect: write'",
+            file=file,
+            item=self.name,
+            field="effect",
+        )
 
 
 class _Defaults(_Strict):
@@ -166,6 +202,15 @@ def _build(tool: _Tool, defaults: _Defaults, values: Mapping[str, str], file: st
         problem = schema_problem(response)
         if problem:
             raise PackError(problem, file=file, item=name, field="response_format")
+    if tool.owner is not None:
+        properties = (response or {}).get("properties")
+        if not isinstance(properties, Mapping) or tool.owner not in properties:
+            raise PackError(
+                f"names {tool.owner!r}, which is not a property of response_format",
+                file=file,
+                item=name,
+                field="owner",
+            )
     binding = BindingSpec(kind="builtin", options={"builtin": tool.builtin or ""})
     if tool.http is not None:
         binding = BindingSpec(kind="http", http=_http(tool, tool.http, parameters, values, file))
@@ -186,6 +231,12 @@ def _build(tool: _Tool, defaults: _Defaults, values: Mapping[str, str], file: st
         health=HealthProbe(url=health_url, timeout_s=health.timeout_s if health else None),
         source=file,
         sensitive=tuple(tool.sensitive),
+        effect=tool.declared_effect(file),
+        approval_exempt=tool.approval_exempt,
+        explain=dict(tool.explain),
+        owner_field=tool.owner,
+        not_found=tuple(tool.not_found),
+        refusals=tuple(tool.refusals),
     )
 
 

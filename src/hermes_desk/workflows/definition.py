@@ -89,6 +89,7 @@ class Step(_Strict):
     retry: RetryPolicy = RetryPolicy()
     on_failure: str | None = None
     when: str | None = Field(None, pattern=_NAME)
+    approval: bool = False
     description: str = ""
 
     @model_validator(mode="after")
@@ -97,6 +98,8 @@ class Step(_Strict):
             raise ValueError("a step needs a 'tool', a 'wait_for' slot, or both")
         if self.tool is None and (self.arguments or self.expect):
             raise ValueError("'arguments' and 'expect' need a 'tool'")
+        if self.approval and self.tool is None:
+            raise ValueError("'approval' needs a 'tool' to approve")
         return self
 
 
@@ -112,6 +115,9 @@ class Phase(_Strict):
             waiting = [s.name for s in self.steps if s.wait_for]
             if waiting:
                 raise ValueError(f"steps {waiting} wait for input: only a 'sequence' phase may")
+            approved = [s.name for s in self.steps if s.approval]
+            if approved:
+                raise ValueError(f"steps {approved} wait for approval: only a 'sequence' phase may")
             conditional = [s.name for s in self.steps if s.when]
             if conditional:
                 raise ValueError(f"steps {conditional} have 'when': only a 'sequence' phase may")

@@ -20,7 +20,16 @@ from hermes_desk.errors import FailureError, HermesError
 __all__ = ["CallableStepExecutor", "LocalTool", "StepExecutor", "StepOutcome"]
 
 _NOT_RETRYABLE = frozenset(
-    {"invalid_args", "invalid_result", "not_allowed", "parse_error", "breaker_open", "unknown_tool"}
+    {
+        "invalid_args",
+        "invalid_result",
+        "not_allowed",
+        "parse_error",
+        "breaker_open",
+        "unknown_tool",
+        "not_found",
+        "refused",
+    }
 )
 
 
@@ -50,6 +59,8 @@ class StepExecutor(Protocol):
         idempotency_key: str,
         timeout_s: float,
         request_id: str,
+        customer: str | None = None,
+        tenant: str | None = None,
     ) -> StepOutcome: ...
 
 
@@ -76,6 +87,8 @@ class CallableStepExecutor:
         idempotency_key: str,
         timeout_s: float,
         request_id: str,
+        customer: str | None = None,
+        tenant: str | None = None,
     ) -> StepOutcome:
         fn = self._tools.get(tool)
         if fn is None:

@@ -19,6 +19,7 @@ from hermes_desk.workflows.definition import ESCALATE, FAIL, Phase, Step, Workfl
 
 __all__ = [
     "ACTIVE_STATUSES",
+    "APPROVAL_PREFIX",
     "TERMINAL_STATUSES",
     "Action",
     "AwaitInput",
@@ -31,6 +32,7 @@ __all__ = [
     "WorkflowState",
     "WorkflowStatus",
     "advance",
+    "approval_slot",
     "expire",
     "idempotency_key",
     "new_workflow",
@@ -57,6 +59,14 @@ TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "escalated
 ACTIVE_STATUSES: frozenset[str] = frozenset({"pending", "running", "waiting_input"})
 _STEP_FAILED: frozenset[str] = frozenset({"failed", "timeout", "cancelled", "rejected"})
 _STEP_OPEN: frozenset[str] = frozenset({"pending", "waiting_input", "running"})
+
+#: A step with ``approval`` waits for the input ``approval:<step>``: the agent's decision
+#: ``{"decision": "approved"|"rejected"|"expired", "agent_id", "arguments", "reason"}``.
+APPROVAL_PREFIX = "approval:"
+
+
+def approval_slot(step: str) -> str:
+    return f"{APPROVAL_PREFIX}{step}"
 
 
 class StepRecord(BaseModel):
@@ -275,6 +285,18 @@ def _phase_verdict(
                 continue
             if step.wait_for and state.inputs.get(step.wait_for) in (None, ""):
                 return AwaitInput(step.name, step.wait_for)
+            if step.approval:
+                decision = state.inputs.get(approval_slot(step.name))
+                if not isinstance(decision, Mapping):
+                    return AwaitInput(step.name, approval_slot(step.name))
+                if decision.get("decision") != "approved":
+                    # Rejected or expired: the write never runs; the phase's on_failure follows.
+                    record.status = "rejected"
+                    record.error = f"{decision.get('decision')} by the agent: " + str(
+                        decision.get("reason") or "no reason given"
+                    )
+                    record.finished_at = now
+                    return step.name
             if step.tool is None:  # a pure wait: the slot is here, nothing to call
                 record.status = "succeeded"
                 record.output = {}
@@ -483,6 +505,9 @@ def resolve_arguments(step: Step, state: WorkflowState) -> dict[str, Any]:
     Raises:
         KeyError: a reference points at nothing (message names it).
     """
+    decision = state.inputs.get(approval_slot(step.name)) if step.approval else None
+    if isinstance(decision, Mapping) and isinstance(decision.get("arguments"), Mapping):
+        return dict(decision["arguments"])  # the arguments the agent approved (maybe edited)
     resolved = _resolve(step.arguments, state)
     assert isinstance(resolved, dict)
     return resolved

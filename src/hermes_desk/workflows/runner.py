@@ -279,6 +279,8 @@ class WorkflowRunner:
                 idempotency_key=idempotency_key(state, name),
                 timeout_s=timeout_s,
                 request_id=state.session_id or state.id,
+                customer=state.user,
+                tenant=state.tenant,
             )
         if guard.cancelled_caught:
             return StepResult("timeout", error=f"no answer within {timeout_s:g} s")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -25,13 +26,35 @@ from hermes_desk.events import EventSink, MemorySink
 from hermes_desk.ids import new_id
 from hermes_desk.workflows.definition import WorkflowDefinition
 from hermes_desk.workflows.executor import StepExecutor
-from hermes_desk.workflows.machine import new_workflow, provide_input
+from hermes_desk.workflows.machine import (
+    APPROVAL_PREFIX,
+    approval_slot,
+    new_workflow,
+    provide_input,
+    resolve_arguments,
+)
 from hermes_desk.workflows.runner import Cursor, Superseded, WorkflowRunner
 from hermes_desk.workflows.snapshot import Snapshot, SnapshotStore
 from hermes_desk.workflows.view import WorkflowView
 from hermes_desk.workflows.watchdog import Watchdog
 
-__all__ = ["WorkflowService"]
+__all__ = ["ApprovalRequest", "WorkflowService"]
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """A workflow step that waits for an agent to approve its write."""
+
+    workflow_id: str
+    workflow: str
+    step: str
+    tool: str
+    arguments: dict[str, Any]
+    tenant: str
+    user: str
+    session_id: str | None
+    round: int
+
 
 _logger = logging.getLogger(__name__)
 
@@ -214,15 +237,76 @@ class WorkflowService:
         slots: Mapping[str, Any],
         *,
         tenant: str | None = None,
+        user: str | None = None,
         wait_s: float | None = None,
     ) -> WorkflowView:
         """Give a waiting workflow the slot it waits for and run it on (on this worker).
 
         A workflow that is not waiting, or slots without the awaited one, change nothing: the
-        current view comes back.
+        current view comes back. An agent's approval is not a slot anyone may bring: it comes
+        only through :meth:`decide`.
+
+        Raises:
+            ValidationError: a slot names an approval.
         """
+        refused = sorted(name for name in slots if name.startswith(APPROVAL_PREFIX))
+        if refused:
+            raise ValidationError(
+                "approvals are given through the proposal, not as input", field=refused[0]
+            )
+        return await self._provide(workflow_id, slots, tenant, user, wait_s)
+
+    async def decide(
+        self,
+        workflow_id: str,
+        step: str,
+        decision: Mapping[str, Any],
+        *,
+        tenant: str | None = None,
+        user: str | None = None,
+        wait_s: float | None = None,
+    ) -> WorkflowView:
+        """Hand an agent's decision on a write step (``decision``: approved, rejected or expired;
+        ``agent_id``; ``arguments`` to run with; ``reason``) to the workflow waiting for it."""
+        return await self._provide(
+            workflow_id, {approval_slot(step): dict(decision)}, tenant, user, wait_s
+        )
+
+    async def awaiting_approval(self, workflow_id: str) -> ApprovalRequest | None:
+        """The write step the workflow waits to have approved, with the arguments it would run
+        with, or ``None``."""
+        snapshot = await self.store.load(workflow_id)
+        if snapshot is None:
+            return None
+        state = snapshot.state()
+        slot = state.waiting_for or ""
+        if state.status != "waiting_input" or not slot.startswith(APPROVAL_PREFIX):
+            return None
+        definition = self.definitions[state.name]
+        step = definition.step(slot[len(APPROVAL_PREFIX) :])
+        assert step.tool is not None  # a definition rule: approval steps have a tool
+        return ApprovalRequest(
+            workflow_id=state.id,
+            workflow=state.name,
+            step=step.name,
+            tool=step.tool,
+            arguments=resolve_arguments(step, state),
+            tenant=state.tenant,
+            user=state.user,
+            session_id=state.session_id,
+            round=snapshot.seq,
+        )
+
+    async def _provide(
+        self,
+        workflow_id: str,
+        slots: Mapping[str, Any],
+        tenant: str | None,
+        user: str | None,
+        wait_s: float | None,
+    ) -> WorkflowView:
         for _ in range(3):
-            snapshot = await self._load(workflow_id, tenant)
+            snapshot = await self._load(workflow_id, tenant, user)
             state = snapshot.state()
             updated, accepted = provide_input(
                 self.definitions[state.name], state, slots, self.clock.now()
@@ -246,14 +330,16 @@ class WorkflowService:
             return await self._settle(self._spawn(cursor), wait_s)
         raise ConflictError(f"workflow {workflow_id} keeps changing; try again")
 
-    async def get(self, workflow_id: str, *, tenant: str | None = None) -> WorkflowView:
+    async def get(
+        self, workflow_id: str, *, tenant: str | None = None, user: str | None = None
+    ) -> WorkflowView:
         """The workflow's current view, with its snapshot history.
 
         Raises:
-            NotFoundError: unknown, expired, or another tenant's.
+            NotFoundError: unknown, expired, or another tenant's or customer's.
         """
         drive = self._drives.get(workflow_id)
-        snapshot = await self._load(workflow_id, tenant)
+        snapshot = await self._load(workflow_id, tenant, user)
         history = await self.store.history(workflow_id)
         if drive is not None and drive.cursor.seq >= snapshot.seq:
             return WorkflowView.of(drive.cursor.state, seq=drive.cursor.seq, history=history)
@@ -298,10 +384,15 @@ class WorkflowService:
             return await self._settle(drive, wait_s)
         return await self.get(workflow_id)
 
-    async def _load(self, workflow_id: str, tenant: str | None) -> Snapshot:
+    async def _load(
+        self, workflow_id: str, tenant: str | None, user: str | None = None
+    ) -> Snapshot:
         snapshot = await self.store.load(workflow_id)
         if snapshot is None:
             raise NotFoundError(f"no workflow {workflow_id}")
-        if tenant is not None and snapshot.state().tenant != tenant:
+        state = snapshot.state()
+        if (tenant is not None and state.tenant != tenant) or (
+            user is not None and state.user != user
+        ):
             raise NotFoundError(f"no workflow {workflow_id}")
         return snapshot

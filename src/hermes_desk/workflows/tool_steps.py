@@ -27,15 +27,25 @@ class ToolStepExecutor:
         idempotency_key: str,
         timeout_s: float,
         request_id: str,
+        customer: str | None = None,
+        tenant: str | None = None,
     ) -> StepOutcome:
         result = await self._tools.execute(
             {"name": tool, "arguments": arguments},
             request_id=request_id,
             allowed_tools=None,  # the workflow definition is the gate: it names its tools
-            context=CallContext(request_id=request_id, idempotency_key=idempotency_key),
+            context=CallContext(
+                request_id=request_id,
+                idempotency_key=idempotency_key,
+                customer=customer,  # records are checked against the workflow's customer
+                tenant=tenant,
+            ),
         )
         status = str(result.status.value)
         if result.ok:
             output = result.result if isinstance(result.result, dict) else {"result": result.result}
             return StepOutcome(True, output=output, status=status)
-        return StepOutcome(False, error=result.error or status, status=status)
+        error = result.error or status
+        if isinstance(result.result, dict) and result.result.get("message"):
+            error = f"{status}: {result.result['message']}"  # a business refusal says why
+        return StepOutcome(False, error=error, status=status)

@@ -12,6 +12,7 @@
     socket: null,
     partials: new Map(), // speaker -> the greyed line of what speech recognition hears now
     reconnect: null,
+    proposals: new Map(), // id -> the proposal as last seen (newest last)
   };
 
   // -- small helpers --------------------------------------------------------------------------
@@ -208,7 +209,117 @@
     }
   }
 
+  // -- proposals: writes wait for the agent ---------------------------------------------------
+
+  function agentId() {
+    return $("agent-id").value.trim() || "agent";
+  }
+
+  function decide(type, proposal, extra) {
+    const socket = state.socket;
+    if (!socket || socket.readyState !== WebSocket.OPEN) {
+      showAlert("未连接 Not connected");
+      return;
+    }
+    socket.send(JSON.stringify({ type, proposal_id: proposal.id, agent_id: agentId(), ...extra }));
+  }
+
+  function approve(proposal, edited) {
+    decide("approve", proposal, edited ? { arguments: edited } : {});
+  }
+
+  function edit(proposal, item) {
+    const area = item.querySelector("textarea") || el("textarea", "edit-args");
+    if (!area.isConnected) {
+      area.setAttribute("aria-label", "arguments (JSON)");
+      area.dataset.testid = "proposal-arguments";
+      area.value = JSON.stringify(proposal.arguments, null, 2);
+      const save = el("button", "", "批准修改 Approve edited");
+      save.type = "button";
+      save.dataset.testid = "proposal-approve-edited";
+      save.addEventListener("click", () => {
+        try {
+          approve(proposal, JSON.parse(area.value));
+        } catch (error) {
+          showAlert(`参数不是 JSON Arguments are not JSON: ${error.message}`);
+        }
+      });
+      item.append(area, save);
+    }
+    area.focus();
+  }
+
+  function reject(proposal) {
+    const reason = window.prompt("拒绝原因 Reason for rejecting", "");
+    if (reason && reason.trim()) decide("reject", proposal, { reason: reason.trim() });
+  }
+
+  function showProposals() {
+    const list = $("proposals");
+    list.replaceChildren();
+    const all = [...state.proposals.values()];
+    if (!all.length) {
+      list.append(el("li", "empty", "暂无 None"));
+      return;
+    }
+    for (const proposal of all.reverse()) {
+      const item = el("li", `proposal proposal-${proposal.status}`);
+      item.dataset.testid = "proposal";
+      item.dataset.status = proposal.status;
+      const head = el("div", "proposal-head");
+      head.append(el("strong", "", proposal.tool), el("span", `st st-${proposal.status}`, proposal.status));
+      item.append(head, el("p", "", proposal.explanation));
+      const args = Object.entries(proposal.arguments || {}).map(([k, v]) => `${k}=${v}`).join(", ");
+      item.append(el("p", "meta", args));
+      if (proposal.why && proposal.why.rule) item.append(el("p", "meta", `why: ${proposal.why.rule}`));
+      if (proposal.status === "proposed") {
+        const buttons = el("div", "proposal-actions");
+        const actions = [
+          ["批准 Approve", "approve", () => approve(proposal)],
+          ["修改 Edit", "edit", () => edit(proposal, item)],
+          ["拒绝 Reject", "reject", () => reject(proposal)],
+        ];
+        for (const [label, name, handler] of actions) {
+          const button = el("button", name === "reject" ? "ghost" : "", label);
+          button.type = "button";
+          button.dataset.testid = `proposal-${name}`;
+          button.addEventListener("click", handler);
+          buttons.append(button);
+        }
+        item.append(buttons);
+      } else if (proposal.agent_id) {
+        const when = proposal.result_status ? ` · ${proposal.result_status}` : "";
+        item.append(el("p", "meta", `${proposal.agent_id}${when}${proposal.reason ? ` · ${proposal.reason}` : ""}`));
+      }
+      list.append(item);
+    }
+  }
+
+  function rememberProposals(proposals) {
+    for (const proposal of proposals || []) state.proposals.set(proposal.id, proposal);
+    showProposals();
+  }
+
+  function newestPending() {
+    return [...state.proposals.values()].reverse().find((p) => p.status === "proposed");
+  }
+
+  document.addEventListener("keydown", (event) => {
+    if (!event.altKey) return;
+    const proposal = newestPending();
+    if (!proposal) return;
+    const key = event.key.toLowerCase();
+    if (key === "a") approve(proposal);
+    else if (key === "r") reject(proposal);
+    else if (key === "e") {
+      const item = [...$("proposals").children].find((li) => li.textContent.includes(proposal.explanation));
+      if (item) edit(proposal, item);
+    } else return;
+    event.preventDefault();
+  });
+
   function showAssist(outcome) {
+    rememberProposals(outcome.proposals);
     showIntent(outcome.intent, outcome.slots, outcome.missing_slots);
     showSuggestion(outcome.suggestion);
     showToolCalls(outcome.tool_calls);
@@ -271,6 +382,11 @@
         addSegment(message.speaker, message.text, message.final);
       } else if (message.type === "assist") {
         showAssist(message);
+      } else if (message.type === "proposals") {
+        rememberProposals(message.proposals);
+      } else if (message.type === "proposal") {
+        rememberProposals([message.proposal]);
+        if (message.proposal.workflow_id) refreshWorkflow(message.proposal.workflow_id);
       } else if (message.type === "error") {
         showAlert(`${message.error.code}: ${message.error.message}`);
       }
@@ -312,6 +428,8 @@
       showNotes(session.notes);
       showHistory(session.turns || []);
       resetPanels();
+      state.proposals.clear();
+      loadProposals();
       connect();
       refreshBreakers();
     } catch (error) {
@@ -333,6 +451,26 @@
       socket?.close(1000);
       setInputEnabled(false);
       setConnection("idle", "会话已结束 ended");
+    } catch (error) {
+      showAlert(error.message);
+    }
+  }
+
+  async function loadProposals() {
+    try {
+      const params = new URLSearchParams({ user_id: state.user });
+      const body = await api(`/v1/sessions/${encodeURIComponent(state.sessionId)}/proposals?${params}`);
+      rememberProposals(body.proposals);
+    } catch (error) {
+      showAlert(error.message);
+    }
+  }
+
+  async function refreshWorkflow(workflowId) {
+    try {
+      const params = new URLSearchParams({ user_id: state.user });
+      const view = await api(`/v1/workflows/${encodeURIComponent(workflowId)}?${params}`);
+      showWorkflow({ ...view, steps: view.steps.map((s) => ({ name: s.name, status: s.status })) });
     } catch (error) {
       showAlert(error.message);
     }

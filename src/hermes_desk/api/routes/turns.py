@@ -19,7 +19,6 @@ async def post_turn(
     session_id: str, body: TurnCreate, runtime: RuntimeDep, tenant: TenantDep
 ) -> dict[str, Any]:
     """Handle a customer (or agent) utterance in the session."""
-    assert runtime.assistant is not None
     outcome = await runtime.assistant.turn(
         tenant, body.user_id, session_id, body.text, speaker=body.speaker
     )

@@ -1,16 +1,22 @@
 """``/v1/workflows``: look at a workflow; start one and feed it input (operations, kill test).
 
 The service is ``request.app.state.runtime.workflows``; the tenant is ``request.state.tenant``
-when the security layer set it (a workflow of another tenant looks like "not found").
+when the security layer set it. Every path names the customer (``user_id``): a workflow of
+another tenant or customer looks like "not found", and a workflow can be attached only to a
+session of that same customer. Approvals of write steps are not input: they go through the
+proposal (``/v1/proposals/{id}/approve``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from hermes_desk.api.schemas import USER_ID_PATTERN
+from hermes_desk.errors import NotFoundError
+from hermes_desk.runtime import Runtime
 from hermes_desk.workflows import WorkflowService, WorkflowView
 
 __all__ = ["router"]
@@ -26,13 +32,14 @@ class StartWorkflow(BaseModel):
     name: str = Field(min_length=1, max_length=64, pattern=r"^[a-z][a-z0-9_]*$")
     inputs: dict[str, Any] = Field(default_factory=dict)
     session_id: str | None = Field(None, max_length=200)
-    user: str = Field("operator", min_length=1, max_length=200)
+    user_id: str = Field(pattern=USER_ID_PATTERN, description="the customer it is for")
     wait_s: float | None = Field(None, ge=0, le=25)
 
 
 class ProvideInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    user_id: str = Field(pattern=USER_ID_PATTERN, description="the workflow's customer")
     slots: dict[str, Any] = Field(min_length=1)
     wait_s: float | None = Field(None, ge=0, le=25)
 
@@ -47,20 +54,27 @@ def _tenant(request: Request) -> str | None:
     return tenant if isinstance(tenant, str) else None
 
 
+UserQuery = Annotated[str, Query(pattern=USER_ID_PATTERN, description="the workflow's customer")]
+
+
 @router.get("/{workflow_id}", response_model=WorkflowView)
-async def get_workflow(workflow_id: str, request: Request) -> WorkflowView:
+async def get_workflow(workflow_id: str, user_id: UserQuery, request: Request) -> WorkflowView:
     """State, steps (status, attempts, timings), phases and snapshot history."""
-    return await _service(request).get(workflow_id, tenant=_tenant(request))
+    return await _service(request).get(workflow_id, tenant=_tenant(request), user=user_id)
 
 
 @router.post("", response_model=WorkflowView, status_code=201)
 async def start_workflow(body: StartWorkflow, request: Request) -> WorkflowView:
     """Start a workflow; answers once it waits for input or ends (or ``wait_s`` passes)."""
+    tenant = _tenant(request) or _DEFAULT_TENANT
+    if body.session_id is not None:
+        runtime: Runtime = request.app.state.runtime
+        await runtime.sessions.get(tenant, body.user_id, body.session_id)  # 404 unless theirs
     return await _service(request).start(
         body.name,
         body.inputs,
-        tenant=_tenant(request) or _DEFAULT_TENANT,
-        user=body.user,
+        tenant=tenant,
+        user=body.user_id,
         session_id=body.session_id,
         wait_s=body.wait_s,
     )
@@ -70,5 +84,23 @@ async def start_workflow(body: StartWorkflow, request: Request) -> WorkflowView:
 async def provide_input(workflow_id: str, body: ProvideInput, request: Request) -> WorkflowView:
     """Give a waiting workflow the slot it waits for (e.g. ``{"sms_code": "123456"}``)."""
     return await _service(request).provide_input(
-        workflow_id, body.slots, tenant=_tenant(request), wait_s=body.wait_s
+        workflow_id, body.slots, tenant=_tenant(request), user=body.user_id, wait_s=body.wait_s
     )
+
+
+@router.get("/{workflow_id}/approval")
+async def pending_approval(
+    workflow_id: str, user_id: UserQuery, request: Request
+) -> dict[str, Any]:
+    """The proposal the workflow waits on (a write step waiting for the agent), 404 if none.
+
+    Proposed once per wait, whichever request gets there first (a restart in between included).
+    """
+    runtime: Runtime = request.app.state.runtime
+    view = await _service(request).get(workflow_id, tenant=_tenant(request), user=user_id)
+    proposal = await runtime.actions.propose_for_workflow(
+        view, language=runtime.pack.manifest.languages[0], why={"rule": "a workflow step writes"}
+    )
+    if proposal is None:
+        raise NotFoundError(f"workflow {workflow_id} waits for no approval")
+    return proposal.view()

@@ -1,0 +1,114 @@
+"""Proposals in Redis, for several workers: a hash per proposal, a sorted set per session and one
+of pending expiries. A status change is one Lua script comparing the stored status, so two
+workers approving at once cannot both win. The only module of ``actions`` importing ``redis``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from hermes_desk.actions.proposal import Proposal, ProposalStatus
+from hermes_desk.errors import BackendUnavailableError, MissingExtraError
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+__all__ = ["RedisProposalStore"]
+
+# KEYS: proposal hash, pending zset, session zset. ARGV: status, data, id, expires, created, ttl.
+_ADD = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[1], 'data', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[6])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
+if KEYS[3] ~= '' then
+  redis.call('ZADD', KEYS[3], ARGV[5], ARGV[3])
+  redis.call('EXPIRE', KEYS[3], ARGV[6])
+end
+return 1
+"""
+
+# KEYS: proposal hash, pending zset. ARGV: expected status, new status, data, id.
+_REPLACE = """
+local cur = redis.call('HGET', KEYS[1], 'status')
+if cur ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[2], 'data', ARGV[3])
+if ARGV[2] ~= 'proposed' then redis.call('ZREM', KEYS[2], ARGV[4]) end
+return 1
+"""
+
+#: Decided proposals are kept a week for the record; the archive of the session keeps more.
+_TTL_S = 7 * 24 * 3600
+
+
+class RedisProposalStore:
+    """Proposal store on Redis (``pip install 'hermes-desk[redis]'``)."""
+
+    def __init__(self, url: str, *, prefix: str = "hermes:") -> None:
+        try:
+            import redis.asyncio as aioredis
+        except ImportError as exc:  # pragma: no cover - depends on the installed extras
+            raise MissingExtraError("the Redis proposal store", "redis") from exc
+        self._client: Redis = aioredis.Redis.from_url(url, decode_responses=True)
+        self._prefix = prefix
+        self._replace = self._client.register_script(_REPLACE)
+        self._add = self._client.register_script(_ADD)
+
+    def _key(self, proposal_id: str) -> str:
+        return f"{self._prefix}act:{proposal_id}"
+
+    def _session_key(self, session_id: str) -> str:
+        return f"{self._prefix}act-session:{session_id}"
+
+    @property
+    def _pending_key(self) -> str:
+        return f"{self._prefix}act-pending"
+
+    async def add(self, proposal: Proposal) -> bool:
+        data = json.dumps(proposal.to_dict(), ensure_ascii=False)
+        session_key = self._session_key(proposal.session_id) if proposal.session_id else ""
+        keys = [self._key(proposal.id), self._pending_key, session_key]
+        args = [proposal.status, data, proposal.id, repr(proposal.expires_at),
+                repr(proposal.created_at), str(_TTL_S)]  # fmt: skip
+        return int(await self._call(self._add(keys=keys, args=args))) == 1
+
+    async def get(self, proposal_id: str) -> Proposal | None:
+        data = await self._call(self._client.hget(self._key(proposal_id), "data"))
+        return Proposal.from_dict(json.loads(data)) if data else None
+
+    async def replace(self, proposal: Proposal, *, expected: ProposalStatus) -> bool:
+        data = json.dumps(proposal.to_dict(), ensure_ascii=False)
+        keys = [self._key(proposal.id), self._pending_key]
+        args = [expected, proposal.status, data, proposal.id]
+        return int(await self._call(self._replace(keys=keys, args=args))) == 1
+
+    async def for_session(self, session_id: str) -> list[Proposal]:
+        ids = await self._call(self._client.zrange(self._session_key(session_id), 0, -1))
+        return await self._many(ids)
+
+    async def due(self, now: float, limit: int = 100) -> list[Proposal]:
+        ids = await self._call(
+            self._client.zrangebyscore(self._pending_key, "-inf", now, start=0, num=limit)
+        )
+        return [p for p in await self._many(ids) if p.pending]
+
+    async def _many(self, ids: list[str]) -> list[Proposal]:
+        if not ids:
+            return []
+        pipe = self._client.pipeline(transaction=False)
+        for proposal_id in ids:
+            pipe.hget(self._key(proposal_id), "data")
+        values = await self._call(pipe.execute())
+        return [Proposal.from_dict(json.loads(v)) for v in values if v]
+
+    async def _call(self, awaitable: Any) -> Any:
+        from redis.exceptions import RedisError
+
+        try:
+            return await awaitable
+        except RedisError as exc:
+            raise BackendUnavailableError(f"Redis proposal store: {exc}") from exc
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

@@ -1,0 +1,380 @@
+"""Proposals and the agent's decisions: the only way a write reaches a business system (X2).
+
+:class:`ActionService` proposes writes (from a turn, a workflow step or an MCP client), and
+carries out the agent's decision: approve (maybe with edited arguments, checked against the
+tool's schema), reject with a reason, or let it expire. A decision is a compare-and-set on the
+proposal's status, so approving twice — or from two workers — executes the write once; the write
+also carries the proposal id as its idempotency key, so a retry after a crash is answered from
+the backend's record.
+
+Events: ``action.proposed``, ``action.approved``, ``action.rejected``, ``action.expired``,
+``action.executed`` (with ``ok`` and the result status), each with the agent id when one decided.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import anyio
+
+from hermes_desk.actions.proposal import Proposal
+from hermes_desk.actions.store import ProposalStore
+from hermes_desk.clock import Clock
+from hermes_desk.config import ActionSettings
+from hermes_desk.errors import ConflictError, NotFoundError, ValidationError
+from hermes_desk.events import Event, EventSink
+from hermes_desk.ids import digest, new_id
+from hermes_desk.tools import CallContext, ToolExecutor, ToolSpec
+from hermes_desk.workflows import WorkflowService, WorkflowView
+from hermes_desk.workflows.service import ApprovalRequest
+
+__all__ = ["ActionService", "needs_approval"]
+
+_logger = logging.getLogger(__name__)
+
+#: Arguments that bind a write to its customer: an agent's edit may not change them.
+_BOUND_ARGUMENTS = ("user_id",)
+
+
+def needs_approval(spec: ToolSpec) -> bool:
+    """A write needs an agent's approval unless the pack exempts it (with its reason)."""
+    return spec.effect == "write" and not spec.approval_exempt
+
+
+class ActionService:
+    """Propose writes and carry out the agent's decisions."""
+
+    def __init__(
+        self,
+        *,
+        store: ProposalStore,
+        tools: ToolExecutor,
+        workflows: WorkflowService | None,
+        settings: ActionSettings,
+        clock: Clock,
+        events: EventSink,
+    ) -> None:
+        self.store = store
+        self.tools = tools
+        self.workflows = workflows
+        self.settings = settings
+        self.clock = clock
+        self.events = events
+
+    # -- proposing ---------------------------------------------------------------------------
+
+    async def propose(
+        self,
+        *,
+        tenant: str,
+        user: str,
+        session_id: str | None,
+        tool: str,
+        arguments: Mapping[str, Any],
+        why: Mapping[str, Any],
+        language: str,
+        topic: str | None = None,
+        workflow_id: str | None = None,
+        step: str | None = None,
+        proposal_id: str | None = None,
+    ) -> Proposal:
+        """Record a proposed write. With ``topic``, a pending proposal of the same session and
+        topic is updated instead of a second one being made (one ticket per complaint). With
+        ``proposal_id``, proposing the same id again answers the first proposal."""
+        spec = self._spec(tool)
+        now = self.clock.now()
+        if topic is not None and session_id is not None:
+            for existing in await self.store.for_session(session_id):
+                if existing.topic == topic and existing.pending:
+                    updated = replace(
+                        existing,
+                        arguments=dict(arguments),
+                        why=dict(why),
+                        explanation=spec.explanation(dict(arguments), language),
+                        language=language,
+                        expires_at=now + self.settings.proposal_ttl_s,
+                    )
+                    if await self.store.replace(updated, expected="proposed"):
+                        self._emit("action.proposed", updated, updated=True)
+                        return updated
+        proposal = Proposal(
+            id=proposal_id or new_id("act"),
+            tenant=tenant,
+            user=user,
+            session_id=session_id,
+            tool=tool,
+            arguments=dict(arguments),
+            why=dict(why),
+            explanation=spec.explanation(dict(arguments), language),
+            language=language,
+            created_at=now,
+            expires_at=now + self.settings.proposal_ttl_s,
+            workflow_id=workflow_id,
+            step=step,
+            topic=topic,
+            sensitive=tuple(spec.sensitive),
+        )
+        if not await self.store.add(proposal):
+            first = await self.store.get(proposal.id)
+            assert first is not None  # proposals are never deleted while referenced
+            return first
+        self._emit("action.proposed", proposal)
+        return proposal
+
+    async def propose_for_workflow(
+        self, view: WorkflowView | None, *, language: str, why: Mapping[str, Any]
+    ) -> Proposal | None:
+        """The proposal for the write step ``view``'s workflow waits on: made once per wait (a
+        second call finds the first), or ``None`` when it waits for no approval."""
+        if view is None or self.workflows is None:
+            return None
+        request = await self.workflows.awaiting_approval(view.id)
+        if request is None:
+            return None
+        topic = _workflow_topic(request)
+        return await self.propose(
+            tenant=request.tenant,
+            user=request.user,
+            session_id=request.session_id,
+            tool=request.tool,
+            arguments=request.arguments,
+            why={**why, "workflow": request.workflow, "step": request.step},
+            language=language,
+            topic=topic,
+            workflow_id=request.workflow_id,
+            step=request.step,
+            # One proposal per wait, whichever worker or request gets there first.
+            proposal_id=f"act_{digest(topic)}",
+        )
+
+    # -- reading -----------------------------------------------------------------------------
+
+    async def get(self, proposal_id: str, *, tenant: str, user: str | None) -> Proposal:
+        """The proposal, lazily expired.
+
+        Raises:
+            NotFoundError: unknown, or another tenant's or customer's.
+        """
+        proposal = await self.store.get(proposal_id)
+        if proposal is None or not proposal.owned_by(tenant, user):
+            raise NotFoundError(f"no proposal {proposal_id}")
+        if proposal.pending and proposal.expires_at <= self.clock.now():
+            return await self._expire(proposal)
+        return proposal
+
+    async def for_session(self, session_id: str, *, tenant: str, user: str) -> list[Proposal]:
+        return [p for p in await self.store.for_session(session_id) if p.owned_by(tenant, user)]
+
+    # -- deciding ----------------------------------------------------------------------------
+
+    async def approve(
+        self,
+        proposal_id: str,
+        *,
+        tenant: str,
+        user: str | None,
+        agent_id: str,
+        arguments: Mapping[str, Any] | None = None,
+    ) -> Proposal:
+        """Approve (with ``arguments`` edited by the agent, if given) and execute once.
+
+        Raises:
+            NotFoundError: unknown, or another tenant's or customer's.
+            ConflictError: decided already (approved, rejected, expired).
+            ValidationError: edited arguments break the tool's schema or change the customer.
+        """
+        proposal = await self.get(proposal_id, tenant=tenant, user=user)
+        _require_pending(proposal)
+        chosen = dict(proposal.arguments) if arguments is None else dict(arguments)
+        if arguments is not None:
+            self._check_edit(proposal, chosen)
+        approved = replace(
+            proposal,
+            status="approved",
+            agent_id=agent_id,
+            decided_at=self.clock.now(),
+            executed_arguments=chosen,
+        )
+        if not await self.store.replace(approved, expected="proposed"):
+            raise ConflictError(
+                f"proposal {proposal_id} was decided meanwhile", status=await self._status(approved)
+            )
+        self._emit("action.approved", approved, edited=arguments is not None)
+        # The write runs to its end even if the agent's request gives up waiting.
+        with anyio.CancelScope(shield=True):
+            done = await self._execute(approved)
+        return done
+
+    async def reject(
+        self,
+        proposal_id: str,
+        *,
+        tenant: str,
+        user: str | None,
+        agent_id: str,
+        reason: str,
+    ) -> Proposal:
+        """Reject with a reason; nothing runs. A waiting workflow follows its failure path.
+
+        Raises:
+            NotFoundError / ConflictError as :meth:`approve`.
+        """
+        proposal = await self.get(proposal_id, tenant=tenant, user=user)
+        _require_pending(proposal)
+        rejected = replace(
+            proposal,
+            status="rejected",
+            agent_id=agent_id,
+            decided_at=self.clock.now(),
+            reason=reason,
+        )
+        if not await self.store.replace(rejected, expected="proposed"):
+            raise ConflictError(
+                f"proposal {proposal_id} was decided meanwhile", status=await self._status(rejected)
+            )
+        self._emit("action.rejected", rejected, reason=reason)
+        await self._tell_workflow(rejected, "rejected")
+        return rejected
+
+    async def expire_due(self, limit: int = 100) -> int:
+        """Expire the pending proposals past their time. Returns how many this call expired."""
+        expired = 0
+        for proposal in await self.store.due(self.clock.now(), limit):
+            if (await self._expire(proposal)).status == "expired":
+                expired += 1
+        return expired
+
+    async def run_expiry(self) -> None:
+        """Background job: expire what is due every ``expiry_interval_s``."""
+        while True:
+            await anyio.sleep(self.settings.expiry_interval_s)
+            try:
+                await self.expire_due()
+            except Exception:  # a store outage must not end the job; the next round retries
+                _logger.exception("proposal expiry failed")
+
+    # -- inside ------------------------------------------------------------------------------
+
+    async def _expire(self, proposal: Proposal) -> Proposal:
+        expired = replace(proposal, status="expired", decided_at=self.clock.now())
+        if not await self.store.replace(expired, expected="proposed"):
+            current = await self.store.get(proposal.id)
+            return current or proposal
+        self._emit("action.expired", expired)
+        await self._tell_workflow(expired, "expired")
+        return expired
+
+    async def _execute(self, approved: Proposal) -> Proposal:
+        arguments = dict(approved.executed_arguments or approved.arguments)
+        if approved.workflow_id is not None and approved.step is not None:
+            view = await self._tell_workflow(approved, "approved", arguments=arguments)
+            # The workflow may move on to its next write: that one is proposed in turn.
+            why = {k: v for k, v in approved.why.items() if k not in ("workflow", "step")}
+            await self.propose_for_workflow(view, language=approved.language, why=why)
+            record = (
+                next((s for s in view.steps if s.name == approved.step), None) if view else None
+            )
+            if record is None or record.status in ("pending", "running", "waiting_input"):
+                return approved  # still running: the workflow's own record tells the end
+            ok = record.status == "succeeded"
+            result_status = record.status
+            result: Any = record.output or {"error": record.error}
+        else:
+            outcome = await self.tools.execute(
+                {"name": approved.tool, "arguments": arguments},
+                request_id=approved.session_id or approved.id,
+                allowed_tools=None,  # the agent approved this very call
+                context=CallContext(
+                    request_id=approved.session_id or approved.id,
+                    idempotency_key=approved.id,
+                    customer=approved.user,
+                    tenant=approved.tenant,
+                ),
+            )
+            ok = outcome.ok
+            result_status = outcome.status.value
+            result = outcome.result if outcome.answered else None
+        done = replace(
+            approved,
+            status="executed" if ok else "failed",
+            executed_at=self.clock.now(),
+            result_status=result_status,
+            result=result,
+        )
+        if not await self.store.replace(done, expected="approved"):
+            return await self.store.get(approved.id) or done
+        self._emit("action.executed", done, ok=ok, result_status=result_status)
+        return done
+
+    async def _tell_workflow(
+        self, proposal: Proposal, decision: str, *, arguments: Mapping[str, Any] | None = None
+    ) -> WorkflowView | None:
+        if self.workflows is None or proposal.workflow_id is None or proposal.step is None:
+            return None
+        payload: dict[str, Any] = {
+            "decision": decision,
+            "agent_id": proposal.agent_id,
+            "proposal_id": proposal.id,
+            "reason": proposal.reason,
+        }
+        if arguments is not None:
+            payload["arguments"] = dict(arguments)
+        try:
+            return await self.workflows.decide(
+                proposal.workflow_id, proposal.step, payload, tenant=proposal.tenant
+            )
+        except NotFoundError:
+            return None  # the workflow expired meanwhile: nothing waits for this decision
+
+    def _check_edit(self, proposal: Proposal, arguments: dict[str, Any]) -> None:
+        entry = self.tools.registry.get(proposal.tool)
+        if entry is None:
+            raise ValidationError(f"tool '{proposal.tool}' is no longer registered", field="tool")
+        problems = entry.arguments.problems(arguments)
+        if problems:
+            raise ValidationError(
+                "the edited arguments do not fit the tool: " + "; ".join(problems),
+                field="arguments",
+                problems=problems,
+            )
+        for name in _BOUND_ARGUMENTS:
+            if name in proposal.arguments and arguments.get(name) != proposal.arguments[name]:
+                raise ValidationError(
+                    f"'{name}' names the customer and cannot be edited", field=name
+                )
+
+    def _spec(self, tool: str) -> ToolSpec:
+        entry = self.tools.registry.get(tool)
+        if entry is None:
+            raise NotFoundError(f"no tool named '{tool}'")
+        return entry.spec
+
+    async def _status(self, proposal: Proposal) -> str:
+        current = await self.store.get(proposal.id)
+        return current.status if current else "unknown"
+
+    def _emit(self, name: str, proposal: Proposal, **extra: Any) -> None:
+        data: dict[str, Any] = {
+            "proposal_id": proposal.id,
+            "tool": proposal.tool,
+            "status": proposal.status,
+            "agent_id": proposal.agent_id,
+            "workflow_id": proposal.workflow_id,
+            **extra,
+        }
+        self.events.emit(Event(name, proposal.session_id or proposal.id, self.clock.now(), data))
+
+
+def _require_pending(proposal: Proposal) -> None:
+    if not proposal.pending:
+        raise ConflictError(
+            f"proposal {proposal.id} is {proposal.status} already", status=proposal.status
+        )
+
+
+def _workflow_topic(request: ApprovalRequest) -> str:
+    # One proposal per wait: a step asked again after a restart finds the first.
+    return f"wf:{request.workflow_id}:{request.step}:{request.round}"

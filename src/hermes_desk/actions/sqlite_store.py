@@ -1,0 +1,107 @@
+"""Proposals in SQLite (the embedded default): they survive a restart or a kill -9.
+
+A status change is ``UPDATE … WHERE id = ? AND status = ?``: the row count says who won.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+from hermes_desk.actions.proposal import Proposal, ProposalStatus
+from hermes_desk.storage import SqliteDatabase
+from hermes_desk.storage.migrations import Migration, apply_migrations
+
+__all__ = ["MIGRATIONS", "SqliteProposalStore"]
+
+MIGRATIONS: Sequence[Migration] = (
+    Migration(
+        "0001_proposals",
+        """
+        CREATE TABLE IF NOT EXISTS proposals (
+            id          TEXT PRIMARY KEY,
+            session_id  TEXT,
+            status      TEXT NOT NULL,
+            expires_at  REAL NOT NULL,
+            created_at  REAL NOT NULL,
+            data        TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS proposals_session ON proposals (session_id, created_at);
+        CREATE INDEX IF NOT EXISTS proposals_due ON proposals (status, expires_at);
+        """,
+    ),
+)
+
+
+class SqliteProposalStore:
+    def __init__(self, path: str | Path) -> None:
+        self._db = SqliteDatabase(path)
+        self._db.call(lambda conn: apply_migrations(conn, "actions", MIGRATIONS))
+
+    async def add(self, proposal: Proposal) -> bool:
+        row = (
+            proposal.id,
+            proposal.session_id,
+            proposal.status,
+            proposal.expires_at,
+            proposal.created_at,
+            json.dumps(proposal.to_dict(), ensure_ascii=False),
+        )
+
+        def insert(conn: sqlite3.Connection) -> int:
+            cursor = conn.execute(
+                "INSERT OR IGNORE INTO proposals "
+                "(id, session_id, status, expires_at, created_at, data) VALUES (?, ?, ?, ?, ?, ?)",
+                row,
+            )
+            return cursor.rowcount
+
+        return await self._db.run(insert) == 1
+
+    async def get(self, proposal_id: str) -> Proposal | None:
+        rows = await self._db.run(
+            lambda conn: conn.execute(
+                "SELECT data FROM proposals WHERE id = ?", (proposal_id,)
+            ).fetchall()
+        )
+        return _proposals(rows)[0] if rows else None
+
+    async def replace(self, proposal: Proposal, *, expected: ProposalStatus) -> bool:
+        data = json.dumps(proposal.to_dict(), ensure_ascii=False)
+
+        def update(conn: sqlite3.Connection) -> int:
+            cursor = conn.execute(
+                "UPDATE proposals SET status = ?, data = ? WHERE id = ? AND status = ?",
+                (proposal.status, data, proposal.id, expected),
+            )
+            return cursor.rowcount
+
+        return await self._db.run(update) == 1
+
+    async def for_session(self, session_id: str) -> list[Proposal]:
+        rows = await self._db.run(
+            lambda conn: conn.execute(
+                "SELECT data FROM proposals WHERE session_id = ? ORDER BY created_at",
+                (session_id,),
+            ).fetchall()
+        )
+        return _proposals(rows)
+
+    async def due(self, now: float, limit: int = 100) -> list[Proposal]:
+        rows = await self._db.run(
+            lambda conn: conn.execute(
+                "SELECT data FROM proposals WHERE status = 'proposed' AND expires_at <= ? "
+                "ORDER BY expires_at LIMIT ?",
+                (now, limit),
+            ).fetchall()
+        )
+        return _proposals(rows)
+
+    async def aclose(self) -> None:
+        self._db.close()
+
+
+def _proposals(rows: Sequence[sqlite3.Row]) -> list[Proposal]:
+    return [Proposal.from_dict(json.loads(row["data"])) for row in rows]

@@ -1,0 +1,77 @@
+"""Stage *act*: run the plan's read tools, move the workflow, record the proposed writes.
+
+Nothing here executes a write: writes become proposals (:class:`~hermes_desk.actions.ActionService`)
+and run only once an agent approves them. Every call names the session's customer, so the
+tools check the records they read against that customer (X3).
+"""
+
+from __future__ import annotations
+
+from hermes_desk.actions import ActionService, Proposal
+from hermes_desk.assist.records import Acting, Plan, Reading
+from hermes_desk.sessions import Session
+from hermes_desk.tools import CallContext, ToolExecutor, ToolResult
+from hermes_desk.workflows import WorkflowService, WorkflowView
+
+__all__ = ["TurnActor"]
+
+
+class TurnActor:
+    def __init__(
+        self, *, tools: ToolExecutor, workflows: WorkflowService | None, actions: ActionService
+    ) -> None:
+        self.tools = tools
+        self.workflows = workflows
+        self.actions = actions
+
+    async def act(self, plan: Plan, reading: Reading, session: Session, turn_index: int) -> Acting:
+        allowed = reading.intent.tools if plan.answer_intent == reading.intent.name else None
+        results: dict[str, ToolResult] = {}
+        for lookup in plan.lookups:
+            results[lookup.tool] = await self.tools.execute(
+                {"name": lookup.tool, "arguments": lookup.arguments},
+                request_id=session.id,
+                allowed_tools=allowed if allowed is not None else (lookup.tool,),
+                context=CallContext(
+                    request_id=session.id,
+                    idempotency_key=f"{session.id}:{turn_index}:{lookup.tool}",
+                    customer=session.user,
+                    tenant=session.tenant,
+                ),
+            )
+        why = {"intent": reading.intent.name, "slots": dict(reading.slots), "rule": plan.rule}
+        proposals: list[Proposal] = []
+        for write in plan.writes:
+            proposals.append(
+                await self.actions.propose(
+                    tenant=session.tenant,
+                    user=session.user,
+                    session_id=session.id,
+                    tool=write.tool,
+                    arguments=write.arguments,
+                    why={**why, "rule": write.rule},
+                    language=reading.language,
+                    topic=write.topic,
+                )
+            )
+        view = await self._move_workflow(plan, session)
+        waiting = await self.actions.propose_for_workflow(view, language=reading.language, why=why)
+        if waiting is not None and waiting.pending:
+            proposals.append(waiting)
+        return Acting(results=results, workflow=view, proposals=proposals)
+
+    async def _move_workflow(self, plan: Plan, session: Session) -> WorkflowView | None:
+        move = plan.workflow
+        if move is None or self.workflows is None:
+            return None
+        if move.kind == "start":
+            return await self.workflows.start(
+                move.name, move.inputs, tenant=session.tenant, user=session.user,
+                session_id=session.id,
+            )  # fmt: skip
+        assert move.workflow_id is not None
+        if move.kind == "feed":
+            return await self.workflows.provide_input(
+                move.workflow_id, move.inputs, tenant=session.tenant
+            )
+        return await self.workflows.get(move.workflow_id, tenant=session.tenant)

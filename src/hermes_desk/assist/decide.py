@@ -1,0 +1,196 @@
+"""Stage *decide*: what the turn will look up, what it will propose, which workflow step it
+moves — a pure function of the reading, the pack and the tools' declared effects.
+
+Rules (SPEC §8):
+- a customer's words never execute a write: writes become proposals for the agent (X2);
+- a question about a policy or a process is answered from the knowledge base and proposes
+  nothing (X4);
+- a repeated complaint adds to its ticket instead of opening another (X4);
+- a workflow waiting for the customer takes the slot the turn brings; a turn that brings none
+  and asks something else is answered as usual.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from hermes_desk.assist.records import Lookup, Plan, ProposedWrite, Reading, WorkflowMove
+from hermes_desk.packs import Pack
+from hermes_desk.tools import ToolSpec
+from hermes_desk.workflows.machine import APPROVAL_PREFIX
+
+__all__ = ["KB_INTENT", "decide", "value_for_schema"]
+
+#: The intent that answers questions from the knowledge base.
+KB_INTENT = "kb_question"
+_KB_TOOL = "kb_search"
+_TICKET_TOOL = "create_ticket"
+_TICKET_NOTE_TOOL = "add_ticket_note"
+
+
+def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user: str) -> Plan:
+    """The plan for one customer turn."""
+    intent = reading.intent
+    waiting = reading.waiting
+    if waiting is not None and waiting.waiting_for:
+        plan = _continue_waiting(reading, pack, waiting.waiting_for)
+        if plan is not None:
+            return plan
+    if intent.out_of_scope:
+        return Plan(intent.name, "out of scope: no tool runs")
+    acts = bool(intent.workflow) or any(
+        tools[name].effect == "write" for name in intent.calls if name in tools
+    )
+    if acts and reading.act == "question" and KB_INTENT in pack.intents and _KB_TOOL in tools:
+        return Plan(
+            KB_INTENT,
+            "a question about a policy or a process: answered from the knowledge base, "
+            "nothing proposed",
+            lookups=(Lookup(_KB_TOOL, {"query": reading.text}),),
+        )
+    if intent.workflow:
+        return _start_workflow(reading, pack)
+    missing = tuple(s for s in intent.required_slots if s not in reading.slots)
+    if missing:
+        return Plan(intent.name, "required slots missing", missing_slots=missing)
+    context = {
+        "user_id": user,
+        "query": reading.text,
+        "summary": reading.text,
+        "note": reading.text,
+    }
+    lookups: list[Lookup] = []
+    writes: list[ProposedWrite] = []
+    for name in intent.calls:
+        spec = tools.get(name)
+        if spec is None:
+            continue
+        arguments = _arguments(spec, reading.slots, context)
+        if spec.effect == "read":
+            lookups.append(Lookup(name, arguments))
+        else:
+            writes.append(_write(name, arguments, reading, tools))
+    rule = "look up what the intent calls" if lookups else "propose the intent's write"
+    return Plan(intent.name, rule, lookups=tuple(lookups), writes=tuple(writes))
+
+
+def _continue_waiting(reading: Reading, pack: Pack, slot: str) -> Plan | None:
+    waiting = reading.waiting
+    assert waiting is not None
+    owner = next(
+        (name for name, spec in pack.intents.items() if spec.workflow == waiting.name),
+        reading.intent.name,
+    )
+    if slot.startswith(APPROVAL_PREFIX):
+        # Waiting for the agent: asking for the same thing again shows it, it does not restart.
+        if reading.intent.workflow == waiting.name:
+            return Plan(
+                owner, "the workflow waits for the agent's approval", workflow=_show(waiting)
+            )
+        return None
+    value = reading.found.get(slot)
+    if value is None:
+        value = value_for_schema(reading.text, _slot_schema(pack, slot))
+    if value is not None:
+        return Plan(
+            owner,
+            "the waiting workflow takes the slot this turn brings",
+            workflow=WorkflowMove("feed", waiting.name, waiting.id, {slot: value}),
+        )
+    if reading.intent.out_of_scope or reading.intent.workflow == waiting.name:
+        return Plan(owner, "the workflow still waits for the customer", workflow=_show(waiting))
+    return None  # something else asked meanwhile: answered as usual
+
+
+def _show(waiting: Any) -> WorkflowMove:
+    return WorkflowMove("show", waiting.name, waiting.id)
+
+
+def _start_workflow(reading: Reading, pack: Pack) -> Plan:
+    intent = reading.intent
+    assert intent.workflow is not None
+    definition = pack.workflows[intent.workflow]
+    missing = tuple(
+        name
+        for name, spec in definition.inputs.items()
+        if spec.required and name not in reading.slots and spec.generate is None
+    )
+    if missing:
+        return Plan(intent.name, "the workflow needs more from the customer", missing_slots=missing)
+    inputs = {name: reading.slots[name] for name in definition.inputs if name in reading.slots}
+    return Plan(
+        intent.name,
+        "an explicit request: the workflow starts; its writes wait for the agent",
+        workflow=WorkflowMove("start", intent.workflow, inputs=inputs),
+    )
+
+
+def _write(
+    name: str, arguments: dict[str, Any], reading: Reading, tools: Mapping[str, ToolSpec]
+) -> ProposedWrite:
+    if name != _TICKET_TOOL:
+        return ProposedWrite(name, arguments, "a request: the write is proposed to the agent")
+    topic = f"{name}:{reading.slots.get('order_id') or '-'}"
+    for proposal in reversed(reading.proposals):
+        if proposal.topic != topic:
+            continue
+        ticket = proposal.result.get("ticket_id") if isinstance(proposal.result, dict) else None
+        if proposal.status == "executed" and ticket and _TICKET_NOTE_TOOL in tools:
+            note = {"ticket_id": ticket, "user_id": arguments.get("user_id"), "note": reading.text}
+            return ProposedWrite(
+                _TICKET_NOTE_TOOL,
+                _fit(tools[_TICKET_NOTE_TOOL], note),
+                "the same complaint again: added to its ticket, no second ticket",
+                topic=f"{_TICKET_NOTE_TOOL}:{ticket}",
+            )
+        if proposal.pending:
+            summary = f"{proposal.arguments.get('summary', '')} / {reading.text}".strip(" /")
+            return ProposedWrite(
+                name,
+                {**arguments, "summary": summary[:2000]},
+                "the same complaint again: the pending ticket proposal is updated",
+                topic=topic,
+            )
+    return ProposedWrite(name, arguments, "a complaint: a ticket is proposed", topic=topic)
+
+
+def _arguments(
+    spec: ToolSpec, slots: Mapping[str, Any], context: Mapping[str, Any]
+) -> dict[str, Any]:
+    properties = spec.parameters.get("properties", {})
+    return {
+        key: slots[key] if key in slots else context[key]
+        for key in properties
+        if key in slots or key in context
+    }
+
+
+def _fit(spec: ToolSpec, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    properties = spec.parameters.get("properties", {})
+    return {k: v for k, v in arguments.items() if k in properties and v is not None}
+
+
+def _slot_schema(pack: Pack, slot: str) -> Mapping[str, Any] | None:
+    for intent in pack.intents.values():
+        if slot in intent.slots:
+            return intent.slots[slot]
+    return None
+
+
+def value_for_schema(text: str, schema: Mapping[str, Any] | None) -> str | None:
+    """The token of ``text`` that satisfies a slot's anchored ``pattern`` (a code the customer
+    reads out: "验证码是 123456", "it says X7K2"), for the slot a workflow is waiting for.
+
+    Code-like tokens (with a digit, or in capitals) come first; else the last match, since a
+    code is read out after the words that announce it ("the code is abcd")."""
+    if not schema or "pattern" not in schema:
+        return None
+    pattern = re.compile(str(schema["pattern"]))
+    tokens: list[str] = re.findall(r"[A-Za-z0-9]+", text)
+    matches = [token for token in tokens if pattern.fullmatch(token)]
+    coded = [t for t in matches if t.isupper() or any(ch.isdigit() for ch in t)]
+    if coded:
+        return coded[0]
+    return matches[-1] if matches else None

@@ -1,0 +1,165 @@
+"""The typed records the turn's stages hand to each other, and the turn's outcome.
+
+read → :class:`Reading` · decide → :class:`Plan` · act → :class:`Acting` · remember →
+:class:`Remembered` · suggest → :class:`Suggestion` · persist → :class:`TurnOutcome`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from hermes_desk.actions import Proposal
+from hermes_desk.nlu import DialogueState
+from hermes_desk.packs import IntentSpec
+from hermes_desk.tools import ToolResult
+from hermes_desk.workflows import WorkflowView
+
+__all__ = [
+    "Acting",
+    "Lookup",
+    "Plan",
+    "ProposedWrite",
+    "Reading",
+    "Remembered",
+    "Speaker",
+    "Suggestion",
+    "TurnOutcome",
+    "WorkflowMove",
+]
+
+Speaker = Literal["customer", "agent"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What the customer said, read in its conversation (stage *read*)."""
+
+    text: str
+    language: str
+    intent: IntentSpec
+    confidence: float
+    carried: bool
+    ranking: list[tuple[str, float]]
+    act: Literal["question", "request"]
+    found: dict[str, Any]
+    slots: dict[str, Any]
+    state: DialogueState
+    nlu_ms: float
+    waiting: WorkflowView | None
+    proposals: list[Proposal]
+
+
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """A read tool to call, with its arguments."""
+
+    tool: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ProposedWrite:
+    """A write to propose to the agent: never executed by the turn."""
+
+    tool: str
+    arguments: dict[str, Any]
+    rule: str
+    topic: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkflowMove:
+    """What the turn does with a workflow: ``start`` one, ``feed`` the waiting one a slot, or
+    ``show`` the waiting one as it is."""
+
+    kind: Literal["start", "feed", "show"]
+    name: str
+    workflow_id: str | None = None
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What the turn will do (stage *decide*; pure)."""
+
+    answer_intent: str
+    rule: str
+    lookups: tuple[Lookup, ...] = ()
+    writes: tuple[ProposedWrite, ...] = ()
+    workflow: WorkflowMove | None = None
+    missing_slots: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Acting:
+    """What the turn did (stage *act*): read tools' results, the workflow, new proposals."""
+
+    results: dict[str, ToolResult]
+    workflow: WorkflowView | None
+    proposals: list[Proposal]
+
+
+@dataclass(frozen=True, slots=True)
+class Remembered:
+    """Key facts of this turn and the customer's notes (stage *remember*)."""
+
+    key_facts: list[dict[str, Any]]
+    notes: list[dict[str, Any]]
+    note_texts: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """The suggested reply, checked for compliance (stage *suggest*)."""
+
+    text: str
+    source: str
+    compliant: bool
+    violations: list[str]
+    situation: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "source": self.source,
+            "compliant": self.compliant,
+            "violations": list(self.violations),
+            "situation": self.situation,
+        }
+
+
+@dataclass
+class TurnOutcome:
+    """What one turn answers (the API's turn response)."""
+
+    session_id: str
+    turn_index: int
+    speaker: Speaker
+    intent: dict[str, Any] | None = None
+    slots: dict[str, Any] = field(default_factory=dict)
+    missing_slots: list[str] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    workflow: dict[str, Any] | None = None
+    proposals: list[dict[str, Any]] = field(default_factory=list)
+    suggestion: dict[str, Any] | None = None
+    key_facts: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "turn_index": self.turn_index,
+            "speaker": self.speaker,
+            "intent": self.intent,
+            "slots": self.slots,
+            "missing_slots": self.missing_slots,
+            "tool_calls": self.tool_calls,
+            "workflow": self.workflow,
+            "proposals": self.proposals,
+            "suggestion": self.suggestion,
+            "key_facts": self.key_facts,
+            "notes": self.notes,
+            "events": self.events,
+        }

@@ -1,0 +1,135 @@
+"""The decide stage is pure: questions propose nothing, requests propose, writes never run,
+a waiting workflow takes its slot, a repeated complaint keeps one ticket."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hermes_desk.actions import Proposal
+from hermes_desk.assist import Reading, decide
+from hermes_desk.nlu import DialogueState
+from hermes_desk.packs import Pack, load_pack
+from hermes_desk.tools import ToolSpec, load_pack_tools
+from hermes_desk.workflows import WorkflowView
+
+
+@pytest.fixture(scope="module")
+def pack() -> Pack:
+    return load_pack("ecommerce")
+
+
+@pytest.fixture(scope="module")
+def tools(pack: Pack) -> dict[str, ToolSpec]:
+    registry, kb = load_pack_tools(pack.root, variables={"backend_url": "http://127.0.0.1:1"})
+    kb.close()
+    return {spec.name: spec for spec in registry.specs()}
+
+
+def reading(pack: Pack, intent: str, text: str, **extra: Any) -> Reading:
+    slots = extra.pop("slots", {})
+    values: dict[str, Any] = {
+        "text": text, "language": "zh", "intent": pack.intent(intent), "confidence": 0.9,
+        "carried": False, "ranking": [(intent, 0.9)], "act": "request", "found": dict(slots),
+        "slots": dict(slots), "state": DialogueState(), "nlu_ms": 0.1, "waiting": None,
+        "proposals": [],
+    }  # fmt: skip
+    values.update(extra)
+    return Reading(**values)
+
+
+def test_a_policy_question_is_answered_from_the_knowledge_base(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    plan = decide(
+        reading(pack, "return_exchange", "退货运费谁承担？", act="question"), pack, tools, user="u1"
+    )
+    assert plan.answer_intent == "kb_question"
+    assert [lookup.tool for lookup in plan.lookups] == ["kb_search"]
+    assert plan.writes == () and plan.workflow is None
+
+
+def test_a_request_with_an_order_starts_the_workflow_and_writes_nothing_itself(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    plan = decide(
+        reading(pack, "return_exchange", "我要退货，订单202405231122",
+                slots={"order_id": "202405231122"}),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert plan.workflow is not None and plan.workflow.kind == "start"
+    assert plan.workflow.inputs == {"order_id": "202405231122"}
+    assert plan.lookups == () and plan.writes == ()
+
+
+def test_a_complaint_proposes_a_ticket_and_reads_nothing(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    plan = decide(reading(pack, "complaint", "我要投诉快递员"), pack, tools, user="u7")
+    [write] = plan.writes
+    assert write.tool == "create_ticket" and write.arguments["user_id"] == "u7"
+    assert write.topic == "create_ticket:-"
+    assert plan.lookups == ()
+
+
+def _ticket(status: str, result: Any = None) -> Proposal:
+    return Proposal(
+        id="act_1", tenant="default", user="u7", session_id="s", tool="create_ticket",
+        arguments={"user_id": "u7", "summary": "快递员态度差"}, why={}, explanation="",
+        language="zh", created_at=0, expires_at=600, status=status,  # type: ignore[arg-type]
+        topic="create_ticket:-", result=result,
+    )  # fmt: skip
+
+
+def test_a_repeated_complaint_updates_the_pending_ticket_proposal(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    again = reading(pack, "complaint", "还是没人理我", proposals=[_ticket("proposed")])
+    [write] = decide(again, pack, tools, user="u7").writes
+    assert write.tool == "create_ticket" and write.topic == "create_ticket:-"
+    assert write.arguments["summary"] == "快递员态度差 / 还是没人理我"
+
+
+def test_a_complaint_after_the_ticket_was_opened_adds_a_note_to_it(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    done = _ticket("executed", {"ticket_id": "T-9", "status": "open"})
+    [write] = decide(reading(pack, "complaint", "还是没人理我", proposals=[done]), pack, tools,
+                     user="u7").writes  # fmt: skip
+    assert write.tool == "add_ticket_note"
+    assert write.arguments == {"ticket_id": "T-9", "user_id": "u7", "note": "还是没人理我"}
+
+
+def _waiting(slot: str) -> WorkflowView:
+    return WorkflowView.model_validate({
+        "id": "wf_1", "name": "password_reset", "status": "waiting_input", "tenant": "default",
+        "session_id": "s", "route": "main", "phase": "action", "waiting_for": slot,
+        "error": None, "failed_step": None, "created_at": 0, "updated_at": 0, "deadline_at": None,
+        "finished_at": None, "duration_ms": None, "seq": 1, "inputs": {}, "steps": [],
+        "phases": [], "snapshots": [],
+    })  # fmt: skip
+
+
+def test_a_waiting_workflow_takes_the_code_and_other_questions_are_answered(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    code = decide(reading(pack, "oos", "验证码是 482913", waiting=_waiting("sms_code")),
+                  pack, tools, user="u1")  # fmt: skip
+    assert code.workflow is not None and code.workflow.kind == "feed"
+    assert code.workflow.inputs == {"sms_code": "482913"}
+    other = decide(
+        reading(pack, "logistics", "订单202405201234到哪了", slots={"order_id": "202405201234"},
+                waiting=_waiting("sms_code")),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert other.workflow is None
+    assert [lookup.tool for lookup in other.lookups] == ["get_shipment"]
+
+
+def test_a_workflow_waiting_for_the_agent_is_shown_not_restarted(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    asked = reading(pack, "password_reset", "我要重置密码", waiting=_waiting("approval:reset"))
+    plan = decide(asked, pack, tools, user="u1")
+    assert plan.workflow is not None and plan.workflow.kind == "show"

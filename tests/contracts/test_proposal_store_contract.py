@@ -1,0 +1,126 @@
+"""Every ProposalStore backend honours the same contract: in-process, SQLite, real Redis.
+
+The status compare-and-set is what makes "approving twice executes once" true across workers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from hermes_desk.actions import MemoryProposalStore, Proposal
+from hermes_desk.actions.sqlite_store import SqliteProposalStore
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(params=["memory", "sqlite", pytest.param("redis", marks=pytest.mark.redis)])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
+    built: Any
+    if request.param == "memory":
+        built = MemoryProposalStore()
+    elif request.param == "sqlite":
+        built = SqliteProposalStore(tmp_path / "actions.db")
+    else:
+        from hermes_desk.actions.redis_store import RedisProposalStore
+
+        built = RedisProposalStore(request.getfixturevalue("redis_url"), prefix="test:")
+    yield built
+    await built.aclose()
+
+
+def _proposal(pid: str, session: str = "s1", *, created: float = 1.0, ttl: float = 600) -> Proposal:
+    return Proposal(
+        id=pid,
+        tenant="default",
+        user="u1001",
+        session_id=session,
+        tool="create_return",
+        arguments={"order_id": "202405201234", "user_id": "u1001", "phone": "13812345678"},
+        why={"intent": "return_exchange", "rule": "test"},
+        explanation="为订单 202405201234 创建退货单",
+        language="zh",
+        created_at=created,
+        expires_at=created + ttl,
+        sensitive=("phone",),
+    )
+
+
+async def test_add_get_round_trip(store: Any) -> None:
+    assert await store.add(_proposal("act_1"))
+    got = await store.get("act_1")
+    assert got == _proposal("act_1")
+    assert not await store.add(replace(_proposal("act_1"), tool="other")), "ids are unique"
+    assert (await store.get("act_1")) == _proposal("act_1")
+    assert await store.get("act_missing") is None
+
+
+async def test_status_change_is_compare_and_set(store: Any) -> None:
+    await store.add(_proposal("act_1"))
+    approved = replace(_proposal("act_1"), status="approved", agent_id="agent7")
+    assert await store.replace(approved, expected="proposed")
+    again = replace(_proposal("act_1"), status="approved", agent_id="agent8")
+    assert not await store.replace(again, expected="proposed"), "decided already"
+    stored = await store.get("act_1")
+    assert stored is not None and stored.agent_id == "agent7"
+
+
+async def test_concurrent_approvals_have_one_winner(store: Any) -> None:
+    await store.add(_proposal("act_1"))
+    wins: list[str] = []
+
+    async def approve(agent: str) -> None:
+        decided = replace(_proposal("act_1"), status="approved", agent_id=agent)
+        if await store.replace(decided, expected="proposed"):
+            wins.append(agent)
+
+    async with anyio.create_task_group() as tasks:
+        for n in range(8):
+            tasks.start_soon(approve, f"agent{n}")
+    assert len(wins) == 1
+
+
+async def test_for_session_lists_oldest_first_and_only_that_session(store: Any) -> None:
+    await store.add(_proposal("act_b", created=2.0))
+    await store.add(_proposal("act_a", created=1.0))
+    await store.add(_proposal("act_x", session="s2", created=0.5))
+    assert [p.id for p in await store.for_session("s1")] == ["act_a", "act_b"]
+    assert [p.id for p in await store.for_session("s2")] == ["act_x"]
+    assert await store.for_session("nobody") == []
+
+
+async def test_due_lists_only_pending_past_their_time(store: Any) -> None:
+    await store.add(_proposal("act_old", created=0.0, ttl=10))
+    await store.add(_proposal("act_new", created=0.0, ttl=1000))
+    await store.add(_proposal("act_done", created=0.0, ttl=10))
+    await store.replace(replace(_proposal("act_done", created=0.0, ttl=10), status="rejected"),
+                        expected="proposed")  # fmt: skip
+    assert [p.id for p in await store.due(100.0)] == ["act_old"]
+
+
+async def test_sqlite_keeps_proposals_across_a_restart(tmp_path: Path) -> None:
+    path = tmp_path / "actions.db"
+    first = SqliteProposalStore(path)
+    await first.add(_proposal("act_1"))
+    await first.aclose()
+    second = SqliteProposalStore(path)
+    try:
+        assert await second.get("act_1") == _proposal("act_1")
+    finally:
+        await second.aclose()
+
+
+def test_view_masks_sensitive_arguments() -> None:
+    view = _proposal("act_1").view()
+    assert view["arguments"]["phone"] != "13812345678"
+    assert view["arguments"]["order_id"] == "202405201234"

@@ -1,0 +1,228 @@
+"""Every write waits for an agent (X2), records are checked against the customer (X3), questions
+propose nothing (X4) — over real HTTP against the demo backend, whose request log says what ran.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from hermes_desk.api.app import create_app
+from hermes_desk.testing.servers import serve_in_thread
+from tests.e2e.conftest import Service, make_settings
+
+#: Backend endpoints that change something.
+WRITES = {
+    "create_return",
+    "issue_refund",
+    "create_ticket",
+    "add_ticket_note",
+    "reset_password",
+    "update_password",
+}
+
+
+def executed_writes(service: Service, since: int = 0) -> list[dict[str, Any]]:
+    entries = httpx.get(f"{service.backend_url}/_log", params={"since": since}).json()["entries"]
+    return [e for e in entries if e["endpoint"] in WRITES and e["outcome"] == "executed"]
+
+
+def last_seq(service: Service) -> int:
+    return int(httpx.get(f"{service.backend_url}/_log").json()["last_seq"])
+
+
+def approve(service: Service, proposal: dict[str, Any], user: str, **body: Any) -> httpx.Response:
+    return service.client.post(
+        f"/v1/proposals/{proposal['id']}/approve",
+        json={"user_id": user, "agent_id": "agent-7", **body},
+    )
+
+
+def proposals(service: Service, session_id: str, user: str) -> list[dict[str, Any]]:
+    response = service.client.get(f"/v1/sessions/{session_id}/proposals", params={"user_id": user})
+    assert response.status_code == 200, response.text
+    return list(response.json()["proposals"])
+
+
+def test_a_policy_question_proposes_nothing_and_writes_nothing(service: Service) -> None:
+    before = last_seq(service)
+    sid = service.open_session("u1001")["session_id"]
+    for text in ["退货运费谁承担？", "refund 要多久到账", "how long does a refund take?"]:
+        out = service.turn(sid, "u1001", text)
+        assert out["proposals"] == [], text
+        assert out["workflow"] is None, text
+        assert out["intent"]["answered_as"] == "kb_question", (text, out["intent"])
+    assert executed_writes(service, before) == []
+
+
+def test_a_return_request_waits_for_approval_then_executes_once(service: Service) -> None:
+    before = last_seq(service)
+    sid = service.open_session("u1008")["session_id"]
+    out = service.turn(sid, "u1008", "我要退货退款，订单202405241357")
+    assert out["workflow"]["waiting_for"] == "approval:create_return", out["workflow"]
+    [proposal] = out["proposals"]
+    assert proposal["tool"] == "create_return" and proposal["status"] == "proposed"
+    assert proposal["why"]["intent"] == "return_exchange"
+    assert proposal["explanation"]
+    assert out["suggestion"]["situation"] == "proposed"
+    assert "已办理完成" not in out["suggestion"]["text"]
+    assert executed_writes(service, before) == [], "nothing written before the agent approves"
+
+    first = approve(service, proposal, "u1008")
+    assert first.status_code == 200, first.text
+    assert first.json()["status"] == "executed"
+    assert first.json()["agent_id"] == "agent-7"
+    second = approve(service, proposal, "u1008")
+    assert second.status_code == 409, second.text
+    assert [e["endpoint"] for e in executed_writes(service, before)] == ["create_return"]
+
+    # The refund is the workflow's next write: proposed in turn, executed only when approved.
+    pending = [p for p in proposals(service, sid, "u1008") if p["status"] == "proposed"]
+    assert [p["tool"] for p in pending] == ["issue_refund"]
+    refund = approve(service, pending[0], "u1008")
+    assert refund.status_code == 200, refund.text
+    assert refund.json()["status"] == "executed", refund.json()
+    ran = [e["endpoint"] for e in executed_writes(service, before)]
+    assert ran == ["create_return", "issue_refund"]
+    view = service.client.get(
+        f"/v1/workflows/{out['workflow']['id']}", params={"user_id": "u1008"}
+    ).json()
+    assert view["status"] == "completed"
+
+
+def test_reject_runs_nothing_and_ends_the_workflow(service: Service) -> None:
+    before = last_seq(service)
+    sid = service.open_session("u1003")["session_id"]
+    out = service.turn(sid, "u1003", "我要退货，订单202405231122")
+    [proposal] = out["proposals"]
+    rejected = service.client.post(
+        f"/v1/proposals/{proposal['id']}/reject",
+        json={"user_id": "u1003", "agent_id": "agent-7", "reason": "客户改主意了"},
+    )
+    assert rejected.status_code == 200, rejected.text
+    assert rejected.json()["status"] == "rejected"
+    assert rejected.json()["reason"] == "客户改主意了"
+    assert executed_writes(service, before) == []
+    view = service.client.get(
+        f"/v1/workflows/{out['workflow']['id']}", params={"user_id": "u1003"}
+    ).json()
+    assert view["status"] == "failed"
+    again = approve(service, proposal, "u1003")
+    assert again.status_code == 409
+
+
+def test_edited_arguments_are_checked_and_executed(service: Service) -> None:
+    sid = service.open_session("u1005")["session_id"]
+    out = service.turn(sid, "u1005", "我要退货退款，订单202405191888")
+    [proposal] = out["proposals"]
+    bad = approve(service, proposal, "u1005", arguments={**proposal["arguments"], "reason": ""})
+    assert bad.status_code == 422, bad.text
+    foreign = approve(
+        service, proposal, "u1005", arguments={**proposal["arguments"], "user_id": "u1001"}
+    )
+    assert foreign.status_code == 422, foreign.text
+    edited = {**proposal["arguments"], "reason": "尺码不合适"}
+    done = approve(service, proposal, "u1005", arguments=edited)
+    assert done.status_code == 200, done.text
+    assert done.json()["executed_arguments"]["reason"] == "尺码不合适"
+    assert done.json()["status"] == "executed"
+
+
+def test_another_customer_or_tenant_cannot_see_or_approve(service: Service) -> None:
+    sid = service.open_session("u1003")["session_id"]
+    [proposal] = service.turn(sid, "u1003", "我要退货退款，订单202405231122")["proposals"]
+    assert approve(service, proposal, "u1001").status_code == 404
+    looked = service.client.get(f"/v1/proposals/{proposal['id']}", params={"user_id": "u1001"})
+    assert looked.status_code == 404
+    listed = service.client.get(f"/v1/sessions/{sid}/proposals", params={"user_id": "u1001"})
+    assert listed.status_code == 404
+
+
+def test_one_customer_never_sees_another_customers_order(service: Service) -> None:
+    before = last_seq(service)
+    sid = service.open_session("u1009")["session_id"]
+    out = service.turn(sid, "u1009", "我的订单202405201234到哪了")
+    text = str(out)
+    assert "顺丰" not in text and "SF" not in text, "no carrier or tracking of u1001's parcel"
+    assert out["suggestion"]["situation"] == "not_found", out["suggestion"]
+    refund = service.turn(sid, "u1009", "我要退货退款，订单202405181001")
+    for proposal in refund["proposals"]:
+        assert approve(service, proposal, "u1009").json().get("status") != "executed"
+    assert executed_writes(service, before) == []
+
+
+def test_a_repeated_complaint_keeps_one_ticket_proposal(service: Service) -> None:
+    sid = service.open_session("u1002")["session_id"]
+    first = service.turn(sid, "u1002", "我要投诉，你们的客服态度太差了")
+    second = service.turn(sid, "u1002", "我还是要投诉，客服根本不理我")
+    pending = [p for p in proposals(service, sid, "u1002") if p["status"] == "proposed"]
+    assert len(pending) == 1, pending
+    assert pending[0]["tool"] == "create_ticket"
+    assert first["proposals"][0]["id"] == second["proposals"][0]["id"]
+    assert "根本不理我" in pending[0]["arguments"]["summary"]
+
+
+def test_a_workflow_cannot_be_attached_to_another_customers_session(service: Service) -> None:
+    sid = service.open_session("u1001")["session_id"]
+    response = service.client.post(
+        "/v1/workflows",
+        json={"name": "return_refund", "inputs": {"order_id": "202405150456"},
+              "user_id": "u1002", "session_id": sid},
+    )  # fmt: skip
+    assert response.status_code == 404, response.text
+    fed = service.client.post(
+        "/v1/workflows/wf_x/input",
+        json={"user_id": "u1001", "slots": {"approval:create_return": {"decision": "approved"}}},
+    )
+    assert fed.status_code == 422, "approvals are not input"
+
+
+@pytest.fixture
+def short_lived(tmp_path: Path, backend_url: str) -> Iterator[Service]:
+    settings = make_settings(tmp_path, backend_url)
+    settings = settings.model_copy(
+        update={"actions": settings.actions.model_copy(update={"proposal_ttl_s": 0.5})}
+    )
+    with (
+        serve_in_thread(create_app(settings), startup_timeout_s=60) as url,
+        httpx.Client(base_url=url, timeout=30) as client,
+    ):
+        yield Service(url, backend_url, client, settings)
+
+
+def test_an_expired_proposal_cannot_be_approved(short_lived: Service) -> None:
+    before = last_seq(short_lived)
+    sid = short_lived.open_session("u1003")["session_id"]
+    [proposal] = short_lived.turn(sid, "u1003", "我要退货退款，订单202405231122")["proposals"]
+    time.sleep(0.7)  # past the proposal's time to live
+    late = approve(short_lived, proposal, "u1003")
+    assert late.status_code == 409, late.text
+    got = short_lived.client.get(f"/v1/proposals/{proposal['id']}", params={"user_id": "u1003"})
+    assert got.json()["status"] == "expired"
+    assert executed_writes(short_lived, before) == []
+
+
+def test_approval_survives_a_restart(tmp_path: Path, backend_url: str) -> None:
+    settings = make_settings(tmp_path, backend_url)
+    with (
+        serve_in_thread(create_app(settings), startup_timeout_s=60) as url,
+        httpx.Client(base_url=url, timeout=30) as client,
+    ):
+        service = Service(url, backend_url, client, settings)
+        sid = service.open_session("u1007")["session_id"]
+        [proposal] = service.turn(sid, "u1007", "我要退货退款，订单202405160123")["proposals"]
+    before = last_seq(service)
+    with (
+        serve_in_thread(create_app(settings), startup_timeout_s=60) as url,
+        httpx.Client(base_url=url, timeout=30) as client,
+    ):
+        restarted = Service(url, backend_url, client, settings)
+        done = approve(restarted, proposal, "u1007")
+        assert done.status_code == 200, done.text
+        assert done.json()["status"] == "executed"
+    assert [e["endpoint"] for e in executed_writes(service, before)] == ["create_return"]
