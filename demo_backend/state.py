@@ -185,9 +185,7 @@ class BackendState:
         self.verified_phones: dict[str, float] = {}
         self._spent_codes: set[str] = set()
         self.captchas: dict[str, dict[str, str]] = {}
-        self.returns: dict[str, dict[str, Any]] = {
-            r["return_id"]: {"closed": False, **r} for r in raw.get("returns", [])
-        }
+        self.returns: dict[str, dict[str, Any]] = {}
         self.refunds: dict[str, dict[str, Any]] = {}
         self.tickets: dict[str, dict[str, Any]] = {}
         self._idempotency: dict[tuple[str, str], StoredResult] = {}
@@ -308,12 +306,12 @@ class BackendState:
         """The account of a phone whose SMS code was read back within the window. The proof
         (and the code behind it) is used up by the password change it allows: a second change
         needs a new code. A captcha never counts."""
-        verified_at = self.verified_phones.get(phone)
-        if verified_at is None or self.now() - verified_at > self.verified_for_s:
-            raise Refused(409, "phone has not been verified by SMS code", code="not_verified")
         user_id = self.phones.get(phone)
         if user_id is None:
             raise Refused(404, "phone is not registered", code="not_found")
+        verified_at = self.verified_phones.get(phone)
+        if verified_at is None or self.now() - verified_at > self.verified_for_s:
+            raise Refused(409, "phone has not been verified by SMS code", code="not_verified")
         del self.verified_phones[phone]
         sent = self.sms_outbox.get(phone)
         if sent is not None:

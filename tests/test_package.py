@@ -21,7 +21,7 @@ def test_importing_the_modules_loads_no_optional_dependency() -> None:
     code = (
         "import sys, hermes_desk, hermes_desk.sessions, hermes_desk.nlu, hermes_desk.tools, "
         "hermes_desk.workflows, hermes_desk.memory, hermes_desk.llm, hermes_desk.packs, "
-        "hermes_desk.runtime, hermes_desk.api.app\n"
+        "hermes_desk.actions, hermes_desk.assist, hermes_desk.runtime, hermes_desk.api.app\n"
         f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     )
     out = subprocess.run(
@@ -50,3 +50,23 @@ def test_nothing_in_src_imports_the_testing_package() -> None:
 def test_workflows_never_import_llm() -> None:
     for path in (SRC / "workflows").rglob("*.py"):
         assert "hermes_desk.llm" not in path.read_text(encoding="utf-8"), path.name
+
+
+def test_engine_modules_never_import_the_layers_above_them() -> None:
+    """sessions, nlu, tools, workflows, memory and llm know nothing of proposals or turns."""
+    for engine in ("sessions", "nlu", "tools", "workflows", "memory", "llm"):
+        for path in (SRC / engine).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            for above in ("hermes_desk.actions", "hermes_desk.assist", "hermes_desk.runtime"):
+                assert above not in text, f"{engine}/{path.name} imports {above}"
+
+
+def test_actions_and_assist_exports_are_pinned() -> None:
+    import hermes_desk.actions
+    import hermes_desk.assist
+
+    assert hermes_desk.actions.__all__ == [
+        "DECIDED", "ActionService", "MemoryProposalStore", "Proposal", "ProposalStatus",
+        "ProposalStore", "build_proposal_store", "needs_approval", "require_approvals",
+    ]  # fmt: skip
+    assert "Assistant" in hermes_desk.assist.__all__ and "decide" in hermes_desk.assist.__all__

@@ -31,6 +31,7 @@ __all__ = [
     "LlmLinkSettings",
     "LlmSettings",
     "McpServerSettings",
+    "McpSettings",
     "MemorySettings",
     "NluSettings",
     "ServiceSettings",
@@ -65,7 +66,11 @@ class ServiceSettings(_Section):
 
 
 class SessionSettings(_Section):
-    store: Literal["memory", "redis"] = Field("memory", description="live sessions: memory | redis")
+    store: Literal["sqlite", "memory", "redis"] = Field(
+        "sqlite",
+        description="live sessions: sqlite (data folder, sessions.db; survives restarts) | "
+        "memory (lost on exit: tests) | redis (several workers)",
+    )
     redis_url: str = "redis://127.0.0.1:6379/0"
     idle_ttl_s: float = Field(15 * 60, gt=0, description="idle expiry (article: 15 min)")
     sweep_interval_s: float = Field(60, gt=0, description="how often expired sessions are swept")
@@ -171,6 +176,15 @@ class McpServerSettings(_Section):
         return self
 
 
+class McpSettings(_Section):
+    """``hermes-desk mcp serve``: what the pack publishes to Model Context Protocol clients."""
+
+    publish_writes: bool = Field(
+        False,
+        description="publish write tools too; a call then only proposes the write to an agent",
+    )
+
+
 class LlmLinkSettings(_Section):
     """Per-model options for one chain link (keyed by the LiteLLM model string)."""
 
@@ -247,6 +261,7 @@ class Settings(BaseSettings):
     actions: ActionSettings = ActionSettings()
     memory: MemorySettings = MemorySettings()
     llm: LlmSettings = LlmSettings()
+    mcp: McpSettings = McpSettings()
 
     _yaml_path: Path | None = None
 

@@ -245,7 +245,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
     database = SqliteDatabase(settings.database_path)
 
     sessions = SessionManager(
-        build_session_store(settings.sessions, clock=clock),
+        build_session_store(settings.sessions, data_dir=data_dir, clock=clock),
         settings.sessions,
         clock=clock,
         archive=SqliteSessionArchive(database),

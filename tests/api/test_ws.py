@@ -360,6 +360,11 @@ async def test_the_agent_approves_a_proposal_on_the_socket_and_it_runs_once(
         assert outcome["type"] == "proposal", outcome
         assert outcome["proposal"]["status"] == "executed"
         assert outcome["proposal"]["agent_id"] == "agent-3"
+        listed = await _recv(socket)
+        assert listed["type"] == "proposals"
+        assert [p["tool"] for p in listed["proposals"] if p["status"] == "proposed"] == [
+            "issue_refund"
+        ], "the workflow's next write is proposed in turn"
         await socket.send(json.dumps(decision))  # twice: refused, nothing runs again
         refused = await _recv(socket)
         assert refused["type"] == "error" and refused["error"]["code"] == "conflict", refused

@@ -7,8 +7,7 @@ import re
 import httpx
 import pytest
 
-from demo_backend import BackendState, create_app, read_captcha
-from hermes_desk.testing.servers import serve_in_thread
+from demo_backend import BackendState, read_captcha
 
 PHONE = "13800138000"
 
@@ -165,10 +164,15 @@ def test_a_paid_order_not_yet_shipped_is_refunded_at_once(client: httpx.Client) 
     body = {"order_id": "202405231122", "user_id": "u1003"}
     ret = client.post("/returns", json={**body, "reason": "不想要了", "idempotency_key": "r"})
     assert ret.status_code == 200
-    refund = client.post("/refunds", json={**body, "amount": 198.0, "idempotency_key": "f"})
-    assert refund.status_code == 200, refund.text
     twice = client.post("/returns", json={**body, "reason": "again", "idempotency_key": "r2"})
     assert twice.status_code == 409 and twice.json()["code"] == "return_exists"
+    refund = client.post("/refunds", json={**body, "amount": 198.0, "idempotency_key": "f"})
+    assert refund.status_code == 200, refund.text
+    # Paid back in full before it shipped: the order is cancelled, nothing more to return.
+    order = client.get("/orders/202405231122").json()
+    assert (order["status"], order["refunded_amount"]) == ("cancelled", 198.0)
+    after = client.post("/returns", json={**body, "reason": "again", "idempotency_key": "r3"})
+    assert after.status_code == 409 and after.json()["code"] == "not_returnable"
 
 
 def test_business_refusals(client: httpx.Client) -> None:

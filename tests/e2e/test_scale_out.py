@@ -1,5 +1,6 @@
-"""Two service workers sharing Redis (sessions, breakers, snapshots) and PostgreSQL (memory):
-a conversation started on one continues on the other."""
+"""Two service workers sharing Redis (sessions, breakers, snapshots, proposals) and PostgreSQL
+(memory): a conversation started on one continues on the other, and an approval given on one
+worker runs the write once, whichever worker is asked twice."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ def _settings(data_dir: Path, backend_url: str, redis_url: str, postgres_dsn: st
         sessions={"store": "redis", "redis_url": redis_url},
         tools={"breaker": {"store": "redis", "redis_url": redis_url}},
         workflows={"snapshot_store": "redis", "redis_url": redis_url, "watchdog_interval_s": 3600},
+        actions={"store": "redis", "redis_url": redis_url},
         memory={"store": "postgres", "postgres_dsn": postgres_dsn},
     )
 
@@ -64,7 +66,17 @@ def test_a_conversation_moves_between_workers(
     workflow = started["workflow"]
     assert isinstance(workflow, dict) and workflow["status"] == "waiting_input"
     code = httpx.get(f"{backend_url}/sms/outbox/13800138000").json()["code"]
-    done = _turn(b, again["session_id"], f"验证码 {code}")
-    assert isinstance(done["workflow"], dict)
-    assert done["workflow"]["id"] == workflow["id"] and done["workflow"]["status"] == "completed"
-    assert a.get(f"/v1/workflows/{workflow['id']}").json()["status"] == "completed"
+    verified = _turn(b, again["session_id"], f"验证码 {code}")
+    assert isinstance(verified["workflow"], dict) and verified["workflow"]["id"] == workflow["id"]
+    assert verified["workflow"]["waiting_for"] == "approval:reset_password"
+    [proposal] = verified["proposals"]
+    assert isinstance(proposal, dict) and proposal["tool"] == "reset_password"
+    decision = {"user_id": "u1001", "agent_id": "agent-1"}
+    approved = a.post(f"/v1/proposals/{proposal['id']}/approve", json=decision)
+    assert approved.status_code == 200 and approved.json()["status"] == "executed"
+    twice = b.post(f"/v1/proposals/{proposal['id']}/approve", json=decision)
+    assert twice.status_code == 409, "the other worker sees it decided"
+    view = a.get(f"/v1/workflows/{workflow['id']}", params={"user_id": "u1001"}).json()
+    assert view["status"] == "completed"
+    messages = httpx.get(f"{backend_url}/sms/outbox/13800138000").json()["messages"]
+    assert len(messages) == 1, "one temporary password, sent to the phone"

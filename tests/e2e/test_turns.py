@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import httpx
 
-from demo_backend import read_captcha
 from tests.e2e.conftest import Service
 
 
@@ -54,9 +53,9 @@ def test_missing_order_id_asks_for_it_without_calling_a_tool(service: Service) -
     assert "订单号" in out["suggestion"]["text"]
 
 
-def test_password_reset_waits_for_the_customers_code(service: Service) -> None:
-    # The SMS wins the race (SMS ∥ captcha, first wins): the customer is asked for the SMS code.
-    httpx.put(f"{service.backend_url}/_faults/make_captcha", json={"latency_ms": 400})
+def test_password_reset_proves_the_customer_by_sms_then_waits_for_the_agent(
+    service: Service,
+) -> None:
     sid = service.open_session("u1001")["session_id"]
     first = service.turn(sid, "u1001", "我忘记密码了，手机号13800138000")
     assert first["intent"]["name"] == "password_reset"
@@ -64,40 +63,45 @@ def test_password_reset_waits_for_the_customers_code(service: Service) -> None:
     assert first["workflow"]["waiting_for"] == "sms_code"
     assert "13800138000" not in first["suggestion"]["text"]
 
+    wrong = service.turn(sid, "u1001", "验证码是000000")
+    assert wrong["workflow"]["waiting_for"] == "sms_code", "a wrong code is asked again"
     code = httpx.get(f"{service.backend_url}/sms/outbox/13800138000").json()["code"]
-    done = service.turn(sid, "u1001", f"验证码是{code}")
-    assert done["workflow"]["id"] == first["workflow"]["id"]
-    assert done["workflow"]["status"] == "completed"
-    view = service.client.get(f"/v1/workflows/{first['workflow']['id']}").json()
+    verified = service.turn(sid, "u1001", f"验证码是{code}")
+    assert verified["workflow"]["id"] == first["workflow"]["id"]
+    assert verified["workflow"]["waiting_for"] == "approval:reset_password"
+    [proposal] = verified["proposals"]
+    assert proposal["tool"] == "reset_password"
+    assert proposal["arguments"]["phone"] != "13800138000", "masked on the agent's screen"
+    assert verified["suggestion"]["situation"] == "proposed"
+    assert "8000" in verified["suggestion"]["text"]
+
+    approved = service.client.post(
+        f"/v1/proposals/{proposal['id']}/approve",
+        json={"user_id": "u1001", "agent_id": "agent-1"},
+    )
+    assert approved.json()["status"] == "executed", approved.text
+    view = service.client.get(
+        f"/v1/workflows/{first['workflow']['id']}", params={"user_id": "u1001"}
+    ).json()
     assert view["status"] == "completed"
     assert {s["name"] for s in view["steps"] if s["status"] == "succeeded"} >= {
         "check_phone",
         "verify_code",
-        "update_password",
+        "reset_password",
     }
     assert view["snapshots"], "every step leaves a snapshot"
+    # The temporary password went to the phone, and nowhere the agent can see it.
+    [message] = httpx.get(f"{service.backend_url}/sms/outbox/13800138000").json()["messages"]
+    temporary = message.rsplit(" ", 1)[-1]
+    assert temporary not in str(view) and temporary not in approved.text
 
 
-def test_when_the_captcha_wins_the_customer_reads_it_out(service: Service) -> None:
-    httpx.put(f"{service.backend_url}/_faults/send_sms", json={"latency_ms": 400})
-    sid = service.open_session("u1001")["session_id"]
-    first = service.turn(sid, "u1001", "我忘记密码了，手机号13800138000")
-    assert first["workflow"]["waiting_for"] == "captcha_answer"
-    assert "图形验证码" in first["suggestion"]["text"]
-    # The agent is given the picture to show the customer.
-    assert first["workflow"]["image"].startswith("data:image/svg+xml;base64,")
-    workflow = service.client.get(f"/v1/workflows/{first['workflow']['id']}").json()
-    captcha = next(s for s in workflow["steps"] if s["name"] == "make_captcha")
-    answer = read_captcha(captcha["output"]["image"])
-
-    wrong = service.turn(sid, "u1001", "是 ZZZZ 吗" if answer != "ZZZZ" else "是 YYYY 吗")
-    assert wrong["workflow"]["status"] == "waiting_input"
-    done = service.turn(sid, "u1001", f"图上写的是 {answer.lower()}")
-    assert done["workflow"]["status"] == "completed"
-    steps = {s["name"]: s["status"] for s in done["workflow"]["steps"]}
-    assert steps["verify_code"] == "skipped" and steps["verify_captcha"] == "succeeded"
-    assert steps["send_sms"] == "cancelled"
-    assert "image" not in done["workflow"]
+def test_a_phone_of_another_customer_is_not_reset(service: Service) -> None:
+    sid = service.open_session("u1009")["session_id"]
+    out = service.turn(sid, "u1009", "我忘记密码了，手机号13912345678")  # u1002's phone
+    assert out["workflow"]["status"] == "failed", "the phone is not this customer's"
+    sent = httpx.get(f"{service.backend_url}/sms/outbox/13912345678")
+    assert sent.status_code == 404, "no code was sent"
 
 
 def test_agent_utterances_are_recorded_without_assist(service: Service) -> None:

@@ -17,12 +17,14 @@ def test_exported_members() -> None:
         "MemorySessionStore",
         "RedisSessionStore",
         "Role",
+        "SaveResult",
         "Session",
         "SessionArchive",
         "SessionManager",
         "SessionStatus",
         "SessionStore",
         "SqliteSessionArchive",
+        "SqliteSessionStore",
         "TiktokenCounter",
         "TokenCounter",
         "TrimResult",
@@ -32,6 +34,7 @@ def test_exported_members() -> None:
         "build_token_counter",
         "build_trimmer",
         "summarize",
+        "turn_key",
     }
     for name in sessions.__all__:
         assert getattr(sessions, name) is not None

@@ -21,6 +21,7 @@ from hermes_desk.sessions import (
     SessionManager,
     SessionStore,
     SqliteSessionArchive,
+    SqliteSessionStore,
     Turn,
     build_session_store,
 )
@@ -39,18 +40,21 @@ def db(tmp_db_path: Path) -> Iterator[SqliteDatabase]:
     database.close()
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
+@pytest.fixture(params=["memory", "sqlite", pytest.param("redis", marks=pytest.mark.redis)])
 async def store(
-    request: pytest.FixtureRequest, fake_clock: FakeClock
+    request: pytest.FixtureRequest, fake_clock: FakeClock, tmp_path: Path
 ) -> AsyncIterator[SessionStore]:
+    built: SessionStore
     if request.param == "memory":
-        yield MemorySessionStore(clock=fake_clock)
-        return
-    from hermes_desk.sessions import RedisSessionStore
+        built = MemorySessionStore(clock=fake_clock)
+    elif request.param == "sqlite":
+        built = SqliteSessionStore.open(tmp_path / "sessions.db", clock=fake_clock)
+    else:
+        from hermes_desk.sessions import RedisSessionStore
 
-    redis_store = RedisSessionStore(request.getfixturevalue("redis_url"))
-    yield redis_store
-    await redis_store.aclose()
+        built = RedisSessionStore(request.getfixturevalue("redis_url"))
+    yield built
+    await built.aclose()
 
 
 @pytest.fixture
@@ -279,8 +283,15 @@ async def test_background_sweeper_expires_sessions(
             tg.cancel_scope.cancel()
 
 
-async def test_factory_builds_the_configured_store(fake_clock: FakeClock) -> None:
-    assert isinstance(build_session_store(SessionSettings(), clock=fake_clock), MemorySessionStore)
+async def test_factory_builds_the_configured_store(fake_clock: FakeClock, tmp_path: Path) -> None:
+    default = build_session_store(SessionSettings(), data_dir=tmp_path, clock=fake_clock)
+    try:
+        assert isinstance(default, SqliteSessionStore)
+        assert Path(default.database.path) == tmp_path / "sessions.db"
+    finally:
+        await default.aclose()
+    memory = build_session_store(SessionSettings(store="memory"), data_dir=tmp_path)
+    assert isinstance(memory, MemorySessionStore)
 
 
 @pytest.mark.redis
@@ -288,8 +299,9 @@ async def test_factory_builds_redis_and_sessions_cross_workers(
     redis_url: str, fake_clock: FakeClock
 ) -> None:
     settings = SessionSettings(store="redis", redis_url=redis_url)
-    worker_a = SessionManager(build_session_store(settings), settings, clock=fake_clock)
-    worker_b = SessionManager(build_session_store(settings), settings, clock=fake_clock)
+    stores = [build_session_store(settings, data_dir=Path("unused")) for _ in range(2)]
+    worker_a = SessionManager(stores[0], settings, clock=fake_clock)
+    worker_b = SessionManager(stores[1], settings, clock=fake_clock)
     try:
         session = await worker_a.create("t1", "alice")
         await worker_a.append_turn("t1", "alice", session.id, Turn("user", "你好"))
@@ -301,3 +313,73 @@ async def test_factory_builds_redis_and_sessions_cross_workers(
     finally:
         await worker_a.aclose()
         await worker_b.aclose()
+
+
+async def test_turn_lock_runs_one_turn_of_a_session_at_a_time(manager: SessionManager) -> None:
+    """Turns that hold the lock read what the previous one wrote: no conflict, no shared index."""
+    session = await manager.create("t1", "alice")
+    other = await manager.create("t1", "bob")
+    inside: dict[str, int] = {session.id: 0, other.id: 0}
+    most: dict[str, int] = {session.id: 0, other.id: 0}
+
+    async def turn(sid: str, user: str, n: int) -> None:
+        async with manager.turn_lock(sid):
+            inside[sid] += 1
+            most[sid] = max(most[sid], inside[sid])
+            current = await manager.get("t1", user, sid)
+            index = len(current.turns)
+            current.turns.append(Turn("user", f"turn {n}", meta={"index": index}))
+            await anyio.lowlevel.checkpoint()
+            await manager.save(current)  # would raise ConflictError if two overlapped
+            inside[sid] -= 1
+
+    async with anyio.create_task_group() as tg:
+        for n in range(20):
+            tg.start_soon(turn, session.id, "alice", n)
+            tg.start_soon(turn, other.id, "bob", n)
+    assert most == {session.id: 1, other.id: 1}
+    for sid, user in [(session.id, "alice"), (other.id, "bob")]:
+        stored = await manager.get("t1", user, sid)
+        assert [t.text for t in stored.turns] == [f"turn {n}" for n in range(20)]  # in order
+        assert [t.meta for t in stored.turns] == [{"index": i} for i in range(20)]
+
+
+async def test_turn_lock_is_released_by_a_failed_or_cancelled_turn(
+    manager: SessionManager,
+) -> None:
+    session = await manager.create("t1", "alice")
+    with pytest.raises(RuntimeError):
+        async with manager.turn_lock(session.id):
+            raise RuntimeError("the turn failed")
+    async with manager.turn_lock(session.id):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_hold, manager, session.id)
+            await anyio.wait_all_tasks_blocked()  # it waits for the lock ...
+            tg.cancel_scope.cancel()  # ... and gives up: it must not keep the lock
+    with anyio.fail_after(5):
+        async with manager.turn_lock(session.id):
+            pass
+
+
+async def _hold(manager: SessionManager, sid: str) -> None:
+    async with manager.turn_lock(sid):
+        pass
+
+
+async def test_a_stale_save_raises_conflict_and_keeps_the_other_turn(
+    manager: SessionManager,
+) -> None:
+    session = await manager.create("t1", "alice")
+    first = await manager.get("t1", "alice", session.id)
+    second = await manager.get("t1", "alice", session.id)
+    first.turns.append(Turn("user", "first"))
+    await manager.save(first)
+    second.turns.append(Turn("user", "second"))
+    with pytest.raises(ConflictError) as conflict:
+        await manager.save(second)
+    assert conflict.value.to_dict() == {
+        "code": "conflict",
+        "message": "the session changed meanwhile; retry",
+        "session_id": session.id,
+    }
+    assert [t.text for t in (await manager.get("t1", "alice", session.id)).turns] == ["first"]

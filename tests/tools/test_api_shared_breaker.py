@@ -18,7 +18,7 @@ from hermes_desk.config import BreakerSettings, ToolSettings
 from hermes_desk.events import MemorySink
 from hermes_desk.testing import FakeClock
 from hermes_desk.testing.servers import serve_in_thread
-from hermes_desk.tools import ToolExecutor, build_breaker_store
+from hermes_desk.tools import CallContext, ToolExecutor, build_breaker_store
 
 pytestmark = pytest.mark.anyio
 
@@ -55,7 +55,10 @@ def _worker(backend_url: str, redis_url: str, clock: FakeClock) -> FastAPI:
         body = await request.json()
         executor: ToolExecutor = request.app.state.runtime.tools
         result = await executor.execute(
-            body["call"], request_id=body["request_id"], allowed_tools=body.get("allowed")
+            body["call"],
+            request_id=body["request_id"],
+            allowed_tools=body.get("allowed"),
+            context=CallContext(body["request_id"], customer=body.get("customer", "u1001")),
         )
         return result.to_dict()
 

@@ -329,3 +329,105 @@ async def test_probe_reports_without_moving_the_breaker(setup: Any) -> None:
     assert report["healthy"] is False and report["breaker"]["state"] == "closed"
     with pytest.raises(KeyError):
         await executor.probe("nope")
+
+
+def _answers_registry(scripted: Scripted, **over: Any) -> ToolRegistry:
+    registry = ToolRegistry()
+    registry.add(_spec(not_found=(404,), refusals=(409,), **over), scripted)
+    return registry
+
+
+async def test_declared_business_answers_are_answers_and_count_as_successes(
+    fake_clock: FakeClock,
+) -> None:
+    tool = Scripted()
+    executor = ToolExecutor(_answers_registry(tool), clock=fake_clock)
+    refusal = {"error": "at most 120.0 can still be refunded", "code": "over_refundable",
+               "refundable": 120.0, "detail": {"nested": "dropped"}}  # fmt: skip
+    tool.answers = [BackendError("HTTP 500")] * 4 + [
+        BackendError("HTTP 404", status_code=404, answer={"error": "order not found"}),
+        BackendError("HTTP 409", status_code=409, answer=refusal),
+        BackendError("HTTP 409", status_code=409, answer={"error": {"code": "c", "message": "m"}}),
+        BackendError("HTTP 409", status_code=409, answer="not json"),
+    ]
+    for _ in range(4):
+        assert not (await _call(executor)).answered
+    assert (await executor.store.get("get_order")).failures == 4
+    missing = await _call(executor)
+    assert missing.status is ToolStatus.NOT_FOUND and missing.answered and not missing.ok
+    assert missing.result is None and missing.error == "no such record"
+    # The backend answered: the four failures before it are forgiven, as after any success.
+    assert (await executor.store.get("get_order")).failures == 0
+    refused = await _call(executor)
+    assert refused.status is ToolStatus.REFUSED and refused.answered
+    assert refused.result == {"code": "over_refundable", "refundable": 120.0,
+                              "message": "at most 120.0 can still be refunded"}  # fmt: skip
+    assert refused.error == "refused: over_refundable"
+    nested = await _call(executor)
+    assert nested.result == {"code": "c", "message": "m"}
+    bare = await _call(executor)
+    assert bare.result == {"code": "refused", "message": None}
+    assert (await executor.store.get("get_order")).failures == 0
+
+
+async def test_client_side_mistakes_never_count_against_the_breaker(fake_clock: FakeClock) -> None:
+    from hermes_desk.errors import ValidationError
+
+    tool = Scripted()
+    executor = ToolExecutor(_answers_registry(tool), clock=fake_clock)
+    tool.answers = [BackendError("HTTP 500")] * 2
+    for _ in range(2):
+        await _call(executor)
+    tool.answers = [BackendError("HTTP 400", status_code=400)] * 6 + [
+        ValidationError("path parameter order_id missing")
+    ]
+    for _ in range(6):
+        wrong = await _call(executor)
+        assert wrong.status is ToolStatus.ERROR and not wrong.answered
+    unusable = await _call(executor)
+    assert unusable.status is ToolStatus.INVALID_ARGS
+    for _ in range(5):  # refused before the binding: the breaker is not even asked
+        assert (await _call(executor, {"name": "get_order", "arguments": {}})).status == (
+            ToolStatus.INVALID_ARGS
+        )
+    record = await executor.store.get("get_order")
+    assert record.state.value == "closed" and record.failures == 2  # neither reset nor grown
+
+
+OWNED = {
+    "response_format": {
+        "type": "object",
+        "required": ["status"],
+        "properties": {"status": {"type": "string"}, "user_id": {"type": ["string", "null"]}},
+    },
+    "owner_field": "user_id",
+}
+
+
+async def test_ownership_hides_another_customers_record(fake_clock: FakeClock) -> None:
+    tool = Scripted()
+    sink = MemorySink()
+    executor = ToolExecutor(_answers_registry(tool, **OWNED), events=sink, clock=fake_clock)
+    mine = CallContext("ses_o", customer="u1")
+    tool.answers = [
+        {"status": "shipped", "user_id": "u1"},
+        {"status": "shipped", "user_id": "u2", "address": "某某路 1 号"},
+        {"status": "shipped"},
+        {"status": "shipped", "user_id": None},
+    ]
+    ok = await _call(executor, request_id="ses_o", context=mine)
+    assert ok.ok and ok.result["user_id"] == "u1"
+    for _ in range(3):  # another customer's, no owner, a null owner
+        hidden = await _call(executor, request_id="ses_o", context=mine)
+        assert hidden.status is ToolStatus.NOT_FOUND and hidden.result is None
+        assert hidden.error == "record belongs to another customer"
+    mismatches = sink.events(name="tool.ownership_mismatch")
+    assert [(e.request_id, e.data) for e in mismatches] == [("ses_o", {"tool": "get_order"})] * 3
+    assert "某某路" not in repr([e.to_dict() for e in sink.events()])
+    assert (await executor.store.get("get_order")).failures == 0
+
+    calls = len(tool.calls)
+    nobody = await _call(executor, request_id="ses_o", context=CallContext("ses_o"))
+    assert nobody.status is ToolStatus.NOT_ALLOWED and nobody.error == "no customer named"
+    assert len(tool.calls) == calls  # refused before any call
+    assert (await _call(executor, request_id="ses_o")).status is ToolStatus.NOT_ALLOWED

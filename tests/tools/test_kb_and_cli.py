@@ -133,7 +133,7 @@ def test_public_api_is_pinned() -> None:
         "ToolSpec", "ToolResult", "ToolStatus", "ToolCall", "ToolExecutor", "ToolRegistry",
         "load_tool_specs", "load_openapi", "tool", "KnowledgeBase", "parse_tool_call",
         "build_breaker_store", "ToolMetrics", "ToolBinding", "CallContext", "IntentGate",
-        "BreakerStateStore",
+        "BreakerStateStore", "Effect",
     }  # fmt: skip
     assert expected <= set(tools_pkg.__all__)
     for name in tools_pkg.__all__:

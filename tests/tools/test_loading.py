@@ -95,8 +95,15 @@ def _one_tool(**fields: object) -> dict[str, object]:
         ({"http": {"method": "FETCH", "url": "{backend_url}/x"}}, "http.method", "GET"),
         ({"builtin": "kb_search"}, None, "exactly one binding"),
         ({"http": {"method": "POST", "url": "{backend_url}/x"}}, "effect", "effect: write"),
-        ({"effect": "read", "approval_exempt": "why"}, "effect", "write tools"),
+        ({"http": {"method": "DELETE", "url": "{backend_url}/x"}}, "effect", "HTTP DELETE"),
+        ({"effect": "read", "approval_exempt": "why"}, "approval_exempt", "only a write"),
+        ({"effect": "write", "approval_exempt": "  "}, "approval_exempt", "reason"),
         ({"effect": "delete"}, "effect", "read"),
+        ({"explain": {"zh": "查 {thing_id}"}}, "explain", "only a write"),
+        ({"effect": "write", "explain": {"zh": "处理 {thing}"}}, "explain.zh", "{thing}"),
+        ({"owner": "user_id"}, "owner", "response_format"),
+        ({"not_found": [200]}, "not_found.0", "400"),
+        ({"not_found": [404], "refusals": [404]}, "refusals", "both"),
     ],
 )
 def test_a_bad_spec_is_refused_naming_file_tool_and_field(
@@ -210,6 +217,7 @@ async def test_the_tool_decorator_describes_and_runs_a_function() -> None:
 
     spec = check_stock.spec
     assert spec.name == "check_stock"
+    assert spec.effect == "write"  # a tool that says nothing is taken to change something
     assert spec.description == "查询库存."
     assert spec.timeout_s == 1
     props = spec.parameters["properties"]
@@ -235,14 +243,66 @@ async def test_the_tool_decorator_describes_and_runs_a_function() -> None:
     assert bad_date.status == "invalid_args" and bad_date.fallback == "库存系统繁忙"
     assert check_stock.fn is not None  # the function is still there to call directly
 
+    @tool(effect="read", owner_field="user_id")
+    def whose(order_id: str) -> dict[str, str]:
+        """谁的订单."""
+        return {"user_id": "u1"}
+
+    assert whose.spec.effect == "read" and whose.spec.owner_field == "user_id"
+
 
 def test_effects_default_from_the_method_and_explanations_fill_in() -> None:
     [get] = parse_tool_specs(_one_tool(), file="t.yaml")
-    assert get.effect == "read"
+    assert get.effect == "read" and get.to_dict()["effect"] == "read"
     post = {"http": {"method": "POST", "url": "{backend_url}/x"}, "effect": "write",
-            "explain": {"zh": "处理 {thing_id}", "en": "handle {thing_id} for {who}"}}  # fmt: skip
+            "parameters": {"thing_id": {"type": "string"}, "phone": {"type": "string"}},
+            "explain": {"zh": "处理 {thing_id}，通知尾号 {phone_tail}",
+                        "en": "handle {thing_id}, tell {phone}"}}  # fmt: skip
     [write] = parse_tool_specs(_one_tool(**post), file="t.yaml")
     assert write.effect == "write" and write.to_dict()["effect"] == "write"
-    assert write.explanation({"thing_id": "T1"}, "zh") == "处理 T1"
-    assert write.explanation({"thing_id": "T1"}, "en") == "handle T1 for {who}"
-    assert write.explanation({"thing_id": "T1"}, "fr") == "处理 T1"
+    args = {"thing_id": "T1", "phone": "13800138000"}
+    assert write.explanation(args, "zh") == "处理 T1，通知尾号 8000"
+    assert write.explanation(args, "en") == "handle T1, tell *********00"  # a phone is masked
+    assert write.explanation(args, "fr") == "处理 T1，通知尾号 8000"  # another language
+    assert write.explanation({}, "zh") == "处理 {thing_id}，通知尾号 {phone_tail}"  # no raise
+    assert get.explanation(args, "zh") == "a thing"  # no explain: the description
+
+
+def test_a_code_built_spec_keeps_the_same_rules() -> None:
+    from hermes_desk.tools import BindingSpec, ToolSpec
+
+    props = {"type": "object", "properties": {"x": {"type": "string"}}}
+    base = {"name": "t", "description": "d", "parameters": props,
+            "binding": BindingSpec(kind="python")}  # fmt: skip
+    assert ToolSpec(**base).effect == "write"  # the safe side
+    with pytest.raises(PackError, match="approval_exempt"):
+        ToolSpec(**base, effect="read", approval_exempt="why")
+    with pytest.raises(PackError, match=r"explain\.en"):
+        ToolSpec(**base, explain={"en": "do {x} for {y}"})  # {y} is no parameter
+    spec = ToolSpec(**base, explain={"en": "do {x}"}, sensitive=("x",))
+    assert spec.explanation({"x": "secret"}, "en") == "do ****et"  # the tool calls x sensitive
+    assert spec.to_dict()["explain"] == {"en": "do {x}"}
+
+
+def test_openapi_operations_declare_their_effect() -> None:
+    loaded = load_openapi(FIXTURES / "petstore-expanded.yaml")
+    effects = {s.name: s.effect for s in loaded.specs}
+    assert effects == {"findPets": "read", "addPet": "write", "find_pet_by_id": "read",
+                       "deletePet": "write"}  # fmt: skip
+
+    def doc(op: dict[str, object]) -> dict[str, object]:
+        return {"openapi": "3.0.3", "servers": [{"url": "http://api"}],
+                "paths": {"/pets/{id}/check": {"post": {"operationId": "checkPet", **op,
+                          "parameters": [{"name": "id", "in": "path", "required": True,
+                                          "schema": {"type": "string"}}],
+                          "responses": {"200": {"description": "ok"}}}}}}  # fmt: skip
+
+    [check] = load_openapi(doc({"x-effect": "read"})).specs
+    assert check.effect == "read"  # a POST that changes nothing may say so
+    with pytest.raises(PackError, match="x-effect") as caught:
+        load_openapi(doc({}))
+    assert caught.value.details["item"] == "checkPet"
+    assert caught.value.details["file"] == "<openapi>"
+    assert caught.value.details["field"] == "x-effect"
+    with pytest.raises(PackError, match="'read' or 'write'"):
+        load_openapi(doc({"x-effect": "maybe"}))

@@ -15,7 +15,7 @@ from hermes_desk.config import McpServerSettings
 from hermes_desk.events import MemorySink
 from hermes_desk.testing.servers import free_port
 from hermes_desk.tools.executor import ToolExecutor, ToolStatus
-from hermes_desk.tools.mcp_binding import McpServerConnection, McpToolSource
+from hermes_desk.tools.mcp_binding import McpServerConnection, McpToolSource, mcp_tool_specs
 from hermes_desk.tools.registry import ToolRegistry
 
 pytestmark = pytest.mark.anyio
@@ -63,6 +63,7 @@ async def test_stdio_server_tools_are_listed_validated_gated_and_called() -> Non
     assert spec.spec.parameters["required"] == ["sku"]
     assert spec.spec.response_format is not None  # the server's outputSchema
     assert spec.spec.binding.kind == "mcp"
+    assert spec.spec.effect == "write"  # the example server gives no readOnlyHint
 
     sink = MemorySink()
     executor = ToolExecutor(registry, events=sink)
@@ -151,3 +152,23 @@ def test_mcp_is_imported_lazily() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_remote_tool_reads_only_when_its_annotations_say_read_only() -> None:
+    from mcp_types import Tool, ToolAnnotations
+
+    schema = {"type": "object", "properties": {"sku": {"type": "string"}}}
+    listed = [
+        Tool(name="look", input_schema=schema, annotations=ToolAnnotations(read_only_hint=True)),
+        Tool(
+            name="reserve",
+            input_schema=schema,
+            annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=True),
+        ),
+        Tool(name="mystery", input_schema=schema),  # no annotations: the safe side
+        Tool(name="vague", input_schema=schema, annotations=ToolAnnotations(title="?")),
+    ]
+    specs = mcp_tool_specs(McpServerConnection(STDIO), listed)
+    assert {spec.name: spec.effect for spec, _ in specs} == {
+        "look": "read", "reserve": "write", "mystery": "write", "vague": "write",
+    }  # fmt: skip

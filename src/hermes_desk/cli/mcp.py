@@ -11,9 +11,9 @@ from hermes_desk.cli.settings_option import load_settings
 from hermes_desk.config import Settings
 
 if TYPE_CHECKING:
-    from hermes_desk.tools.mcp_server import NotesLookup
+    from hermes_desk.tools.mcp_server import NotesLookup, ProposeWrite
 
-__all__ = ["app"]
+__all__ = ["app", "build_server"]
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -44,6 +44,42 @@ def _notes_lookup(settings: Settings, pack_dir: Path) -> NotesLookup:
     return notes
 
 
+def _proposals(settings: Settings) -> ProposeWrite | None:
+    """What a published write tool's call does: records a proposal for a human agent.
+
+    ``None`` for now: with ``mcp.publish_writes`` on, such calls are refused (nothing is done)
+    until the proposal service is wired in here.
+    """
+    return None
+
+
+def build_server(
+    settings: Settings, pack: str | None = None, *, propose: ProposeWrite | None = None
+) -> Any:
+    """The MCP server of ``serve``: the pack's tools through an executor, the notes look-up,
+    writes published when ``settings.mcp.publish_writes`` and proposed through ``propose``."""
+    import httpx
+
+    from hermes_desk.packs.loader import bundled_pack_path
+    from hermes_desk.tools.assembly import load_pack_tools
+    from hermes_desk.tools.executor import ToolExecutor
+    from hermes_desk.tools.mcp_server import build_mcp_server
+
+    chosen = pack or settings.service.pack
+    pack_dir = Path(chosen) if Path(chosen).is_dir() else bundled_pack_path(chosen)
+    client = httpx.AsyncClient(timeout=settings.tools.default_timeout_s)
+    registry, _kb = load_pack_tools(
+        pack_dir, variables={"backend_url": settings.service.backend_url}, client=client
+    )
+    executor = ToolExecutor(registry, settings=settings.tools)
+    return build_mcp_server(
+        executor,
+        notes=_notes_lookup(settings, pack_dir),
+        publish_writes=settings.mcp.publish_writes,
+        propose=propose,
+    )
+
+
 @app.command()
 def serve(
     transport: Annotated[
@@ -57,27 +93,15 @@ def serve(
     """Serve the pack's tools (through the executor: validation, breaker, events) and the
     ``customer_notes`` look-up over MCP.
 
+    Every tool names its customer (``user_id``, ``tenant``). Write tools are published only
+    with ``mcp.publish_writes``, and a call of one proposes it to an agent, never runs it.
     With http the endpoint is ``http://HOST:PORT/mcp`` (streamable HTTP).
     """
-    import httpx
-
-    from hermes_desk.packs.loader import bundled_pack_path
-    from hermes_desk.tools.assembly import load_pack_tools
-    from hermes_desk.tools.executor import ToolExecutor
-    from hermes_desk.tools.mcp_server import build_mcp_server
-
     if transport not in ("stdio", "http"):
         typer.echo("error: --transport is stdio or http", err=True)
         raise typer.Exit(2)
     settings = load_settings(config)
-    chosen = pack or settings.service.pack
-    pack_dir = Path(chosen) if Path(chosen).is_dir() else bundled_pack_path(chosen)
-    client = httpx.AsyncClient(timeout=settings.tools.default_timeout_s)
-    registry, _kb = load_pack_tools(
-        pack_dir, variables={"backend_url": settings.service.backend_url}, client=client
-    )
-    executor = ToolExecutor(registry, settings=settings.tools)
-    server = build_mcp_server(executor, notes=_notes_lookup(settings, pack_dir))
+    server = build_server(settings, pack, propose=_proposals(settings))
     mode: Literal["stdio", "streamable-http"] = (
         "stdio" if transport == "stdio" else ("streamable-http")
     )

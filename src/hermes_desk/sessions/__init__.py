@@ -1,4 +1,4 @@
-"""Sessions: lifecycle, stores, archive and context trimming (spec S1–S5).
+"""Sessions: lifecycle, stores, archive and context trimming (spec S1–S5, D1).
 
 Importing this package imports neither ``redis`` nor ``jieba`` nor ``tiktoken``: the Redis store,
 the segmenter and the tokenizer load on first use.
@@ -6,6 +6,7 @@ the segmenter and the tokenizer load on first use.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hermes_desk.clock import Clock
@@ -13,8 +14,9 @@ from hermes_desk.config import SessionSettings
 from hermes_desk.sessions.archive import SessionArchive, SqliteSessionArchive, summarize
 from hermes_desk.sessions.manager import DestroyHook, DestroyReason, SessionManager
 from hermes_desk.sessions.memory_store import MemorySessionStore
-from hermes_desk.sessions.session import Role, Session, SessionStatus, Turn
-from hermes_desk.sessions.store import SessionStore
+from hermes_desk.sessions.session import Role, Session, SessionStatus, Turn, turn_key
+from hermes_desk.sessions.sqlite_store import SqliteSessionStore
+from hermes_desk.sessions.store import SaveResult, SessionStore
 from hermes_desk.sessions.tokens import (
     EstimateCounter,
     TiktokenCounter,
@@ -34,12 +36,14 @@ __all__ = [
     "MemorySessionStore",
     "RedisSessionStore",
     "Role",
+    "SaveResult",
     "Session",
     "SessionArchive",
     "SessionManager",
     "SessionStatus",
     "SessionStore",
     "SqliteSessionArchive",
+    "SqliteSessionStore",
     "TiktokenCounter",
     "TokenCounter",
     "TrimResult",
@@ -49,18 +53,25 @@ __all__ = [
     "build_token_counter",
     "build_trimmer",
     "summarize",
+    "turn_key",
 ]
 
 
-def build_session_store(settings: SessionSettings, *, clock: Clock | None = None) -> SessionStore:
-    """The store named by ``settings.store``: ``memory`` (default) or ``redis``."""
+def build_session_store(
+    settings: SessionSettings, *, data_dir: Path, clock: Clock | None = None
+) -> SessionStore:
+    """The store named by ``settings.store``: ``sqlite`` (default, ``<data_dir>/sessions.db``),
+    ``memory`` (nothing survives the process: tests, one-off tools) or ``redis`` (several
+    workers)."""
     if settings.store == "redis":
         from hermes_desk.sessions.redis_store import RedisSessionStore
 
         # Redis keeps an untouched session well past the idle TTL, so the sweeper archives it.
         retention = 2 * settings.idle_ttl_s + 2 * settings.sweep_interval_s
         return RedisSessionStore(settings.redis_url, retention_s=retention)
-    return MemorySessionStore(clock=clock)
+    if settings.store == "memory":
+        return MemorySessionStore(clock=clock)
+    return SqliteSessionStore.open(Path(data_dir) / "sessions.db", clock=clock)
 
 
 def build_trimmer(settings: SessionSettings) -> ContextTrimmer:

@@ -11,6 +11,12 @@ Rules kept here, whatever the store:
   hand short-term facts to memory, …) run exactly once, with reason ``"closed"`` or
   ``"expired"``. A failing hook is reported as an event and never stops the others.
 - Appending to a closed session raises :class:`~hermes_desk.errors.ConflictError`.
+- No acknowledged turn is lost (spec D1). A write is a compare-and-set on the session's version:
+  a session read, changed and saved while someone else saved it raises
+  ``ConflictError("the session changed meanwhile; retry")`` (HTTP 409) instead of overwriting
+  the other write; read again and redo. Within one process, :meth:`SessionManager.turn_lock`
+  runs the turns of one session one at a time, so they never collide there; across processes
+  the compare-and-set refuses the loser.
 - The same user coming back within the idle window gets the open session back
   (:meth:`SessionManager.open_or_resume`).
 """
@@ -21,7 +27,7 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal
 
 import anyio
 
@@ -32,7 +38,7 @@ from hermes_desk.events import Event, EventSink
 from hermes_desk.ids import digest, session_id
 from hermes_desk.sessions.archive import SessionArchive
 from hermes_desk.sessions.session import Session, Turn
-from hermes_desk.sessions.store import SessionStore
+from hermes_desk.sessions.store import SaveResult, SessionStore
 
 __all__ = ["DestroyHook", "DestroyReason", "SessionManager"]
 
@@ -41,11 +47,6 @@ DestroyHook = Callable[[Session, DestroyReason], Awaitable[None] | None]
 
 _logger = logging.getLogger("hermes_desk.sessions")
 _CREATE_ATTEMPTS = 5
-
-
-@runtime_checkable
-class _Closable(Protocol):
-    async def aclose(self) -> None: ...
 
 
 class SessionManager:
@@ -99,8 +100,14 @@ class SessionManager:
     @asynccontextmanager
     async def turn_lock(self, session_id: str) -> AsyncIterator[None]:
         """Hold the session's turn lock: turns of one session run one at a time in this process
-        (a turn reads what the previous one wrote). Entries go when nobody holds or waits."""
-        lock, users = self._turn_locks.get(session_id, (anyio.Lock(), 0))
+        (a turn reads what the previous one wrote, and its index ``len(session.turns)`` is its
+        own). Waiters go first come, first served; a lock is dropped as soon as nobody holds or
+        waits for it, so the table stays as small as the number of turns in flight.
+
+        Usage: ``async with manager.turn_lock(session_id): ...``
+        """
+        entry = self._turn_locks.get(session_id)
+        lock, users = entry if entry is not None else (anyio.Lock(), 0)
         self._turn_locks[session_id] = (lock, users + 1)
         try:
             async with lock:
@@ -123,7 +130,7 @@ class SessionManager:
                 created_at=now,
                 last_active=now,
             )
-            if await self.store.save(session, create=True):
+            if await self.store.save(session, create=True) is SaveResult.WRITTEN:
                 self._emit("session.created", session)
                 return session
         raise ConflictError("could not allocate a session id")  # 128 random bits: never
@@ -146,7 +153,8 @@ class SessionManager:
 
         Raises:
             NotFoundError: unknown, expired or another user's id.
-            ConflictError: the session is closed.
+            ConflictError: the session is closed, or it was written between this call's read and
+                its write (retry).
         """
         session = await self._load_owned(tenant, user, session_id)
         if not session.is_open:
@@ -160,11 +168,14 @@ class SessionManager:
         return session
 
     async def save(self, session: Session) -> None:
-        """Persist changes made to a session (slots, short-term facts, summary) and renew it.
+        """Persist changes made to a session (turns, slots, short-term facts, summary) and renew
+        it. ``session`` must come from :meth:`get` (or a previous save): the write succeeds only
+        if nobody wrote the session since, and then raises ``session.version`` by one.
 
         Raises:
             NotFoundError: it expired or is gone.
-            ConflictError: it was closed meanwhile.
+            ConflictError: it was closed meanwhile, or written meanwhile (stale: get it again,
+                redo the change, save again).
         """
         session.last_active = self.clock.now()
         await self._write(session)
@@ -226,9 +237,8 @@ class SessionManager:
             await anyio.sleep(interval)
 
     async def aclose(self) -> None:
-        """Release the store's connections, if it holds any."""
-        if isinstance(self.store, _Closable):
-            await self.store.aclose()
+        """Release the store's connections and threads."""
+        await self.store.aclose()
 
     # -- internals -------------------------------------------------------------------------------
 
@@ -252,8 +262,11 @@ class SessionManager:
         return session
 
     async def _write(self, session: Session) -> None:
-        if await self.store.save(session):
+        result = await self.store.save(session)
+        if result is SaveResult.WRITTEN:
             return
+        if result is SaveResult.STALE:
+            raise ConflictError("the session changed meanwhile; retry", session_id=session.id)
         current = await self.store.load(session.id)
         if current is not None and not current.is_open:
             raise ConflictError("the session is closed", session_id=session.id)

@@ -3,13 +3,16 @@
 Layout under a key prefix (default ``hd:sess:``)::
 
     s:<id>      the session as JSON, expiring after ``retention_s`` without use
+    v:<id>      its version (an integer; absent for sessions written before versions: 0)
     t:<id>      a tombstone (closed session without transcript), expiring after its own time
     u:<owner>   the id of the user's latest live session (owner = digest of tenant and user)
     idle        sorted set: id → last_active, what the sweeper reads
 
-Each method is one Lua script or one command, so it is atomic and costs one round trip. The key
-TTL is a safety net only: the sweeper archives idle sessions long before Redis drops them.
-This module is the only one that imports ``redis``.
+Each method is one Lua script or one command, so it is atomic and costs one round trip. ``save``
+compares the stored version with the writer's and writes the session and its next version in the
+same script: of two workers that read one version, exactly one writes. The key TTL is a safety
+net only: the sweeper archives idle sessions long before Redis drops them. This module is the
+only one that imports ``redis``.
 """
 
 from __future__ import annotations
@@ -26,29 +29,41 @@ from hermes_desk.errors import (
 )
 from hermes_desk.ids import digest
 from hermes_desk.sessions.session import Session
+from hermes_desk.sessions.store import SaveResult
 
 __all__ = ["RedisSessionStore"]
 
 T = TypeVar("T")
 
+_REFUSED = {0: SaveResult.STALE, -1: SaveResult.RETIRED, -2: SaveResult.TAKEN}
+
+# KEYS: live, idle, owner, tombstone, version. ARGV: session JSON (at the next version), id,
+# last_active, retention ms, create flag, the version the writer loaded.
+# Returns the version written, or 0 (stale), -1 (not live), -2 (create: id in use).
 _SAVE = """
+local expected = tonumber(ARGV[6])
 if ARGV[5] == '1' then
-  if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[4]) == 1 then return 0 end
+  if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[4]) == 1 then return -2 end
   redis.call('SET', KEYS[3], ARGV[2], 'PX', ARGV[4])
 else
-  if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+  if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+  if tonumber(redis.call('GET', KEYS[5]) or '0') ~= expected then return 0 end
   redis.call('PEXPIRE', KEYS[3], ARGV[4])
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
+redis.call('SET', KEYS[5], expected + 1, 'PX', ARGV[4])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
-return 1
+return expected + 1
 """
 
 _LOAD = """
 local data = redis.call('GET', KEYS[1])
-if data then return {data, redis.call('ZSCORE', KEYS[2], ARGV[1]) or false} end
+if data then
+  local score = redis.call('ZSCORE', KEYS[2], ARGV[1]) or false
+  return {data, score, redis.call('GET', KEYS[4]) or false}
+end
 data = redis.call('GET', KEYS[3])
-if data then return {data, false} end
+if data then return {data, false, false} end
 return false
 """
 
@@ -56,11 +71,13 @@ _TOUCH = """
 if redis.call('PEXPIRE', KEYS[1], ARGV[3]) == 0 then return 0 end
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 redis.call('PEXPIRE', KEYS[3], ARGV[3])
+redis.call('PEXPIRE', KEYS[4], ARGV[3])
 return 1
 """
 
 _RETIRE = """
 if redis.call('DEL', KEYS[1]) == 0 then return 0 end
+redis.call('DEL', KEYS[5])
 redis.call('ZREM', KEYS[2], ARGV[1])
 if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
 if tonumber(ARGV[3]) > 0 then redis.call('SET', KEYS[4], ARGV[2], 'PX', ARGV[3]) end
@@ -124,8 +141,10 @@ class RedisSessionStore:
         self._retire = self._client.register_script(_RETIRE)
         self._idle = self._client.register_script(_IDLE)
 
-    def _keys(self, session_id: str) -> tuple[str, str]:
-        return self._prefix + "s:" + session_id, self._prefix + "t:" + session_id
+    def _keys(self, session_id: str) -> tuple[str, str, str]:
+        """The live, tombstone and version keys of a session."""
+        p = self._prefix
+        return p + "s:" + session_id, p + "t:" + session_id, p + "v:" + session_id
 
     def _owner_key(self, tenant: str, user: str) -> str:
         return self._prefix + "u:" + digest([tenant, user])
@@ -141,37 +160,57 @@ class RedisSessionStore:
         except errors.RedisError as exc:
             raise BackendError(f"Redis session store failed: {exc}") from exc
 
-    async def save(self, session: Session, *, create: bool = False) -> bool:
-        live, stone = self._keys(session.id)
-        blob = json.dumps(session.to_dict(), ensure_ascii=False, separators=(",", ":"))
-        keys = [live, self._idle_key, self._owner_key(session.tenant, session.user), stone]
-        args = [blob, session.id, repr(session.last_active), self._keep_ms, "1" if create else "0"]
-        done = await self._call(lambda: self._save(keys=keys, args=args))
-        return bool(done)
+    async def save(self, session: Session, *, create: bool = False) -> SaveResult:
+        live, stone, version = self._keys(session.id)
+        data = session.to_dict()
+        data["version"] = session.version + 1
+        blob = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        keys = [live, self._idle_key, self._owner_key(session.tenant, session.user), stone, version]
+        args = [
+            blob,
+            session.id,
+            repr(session.last_active),
+            self._keep_ms,
+            "1" if create else "0",
+            str(session.version),
+        ]
+        done = int(await self._call(lambda: self._save(keys=keys, args=args)))
+        if done > 0:
+            session.version = done
+            return SaveResult.WRITTEN
+        return _REFUSED[done]
 
     async def load(self, session_id: str) -> Session | None:
-        live, stone = self._keys(session_id)
+        live, stone, version = self._keys(session_id)
         found = await self._call(
-            lambda: self._load(keys=[live, self._idle_key, stone], args=[session_id])
+            lambda: self._load(keys=[live, self._idle_key, stone, version], args=[session_id])
         )
         if not found:
             return None
         session = Session.from_dict(json.loads(found[0]))
         if found[1] is not None:
             session.last_active = max(session.last_active, float(found[1]))
+        if found[2] is not None:
+            session.version = int(found[2])
         return session
 
     async def touch(self, session: Session) -> bool:
-        live, _ = self._keys(session.id)
-        keys = [live, self._idle_key, self._owner_key(session.tenant, session.user)]
+        live, _, version = self._keys(session.id)
+        keys = [live, self._idle_key, self._owner_key(session.tenant, session.user), version]
         args = [session.id, repr(session.last_active), self._keep_ms]
         return bool(await self._call(lambda: self._touch(keys=keys, args=args)))
 
     async def retire(self, session: Session, *, tombstone_s: float) -> bool:
-        live, stone = self._keys(session.id)
+        live, stone, version = self._keys(session.id)
         tomb = session.to_dict()
         tomb.update(status="closed", turns=[], short_term=[])
-        keys = [live, self._idle_key, self._owner_key(session.tenant, session.user), stone]
+        keys = [
+            live,
+            self._idle_key,
+            self._owner_key(session.tenant, session.user),
+            stone,
+            version,
+        ]
         args = [
             session.id,
             json.dumps(tomb, ensure_ascii=False, separators=(",", ":")),

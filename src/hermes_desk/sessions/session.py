@@ -1,11 +1,16 @@
-"""A conversation: its owner, its turns, the dialogue state it carries and its short-term facts."""
+"""A conversation: its owner, its turns, the dialogue state it carries and its short-term facts.
+
+Every stored session carries a ``version``: the number of times it has been written. A store
+writes a session only if the version it holds is the one the writer loaded (compare-and-set), so
+two turns that read the same session cannot both write it and lose one another's turns.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["Role", "Session", "SessionStatus", "Turn"]
+__all__ = ["Role", "Session", "SessionStatus", "Turn", "turn_key"]
 
 Role = Literal["user", "agent", "system", "tool"]
 SessionStatus = Literal["open", "closed"]
@@ -60,6 +65,10 @@ class Session:
 
     ``slots`` is the dialogue state carried between turns (written by the turn pipeline);
     ``short_term`` holds short-term facts (dicts) that a destroy hook hands to memory.
+
+    ``version`` is the stored version this copy was loaded at (0: never written, or written
+    before sessions had versions); a successful ``SessionStore.save`` raises it by one. A turn's
+    index is its position in ``turns``.
     """
 
     id: str
@@ -73,6 +82,7 @@ class Session:
     short_term: list[dict[str, Any]] = field(default_factory=list)
     summary: str = ""
     closed_at: float | None = None
+    version: int = 0
 
     @property
     def is_open(self) -> bool:
@@ -98,6 +108,7 @@ class Session:
             "short_term": self.short_term,
             "summary": self.summary,
             "closed_at": self.closed_at,
+            "version": self.version,
         }
 
     @classmethod
@@ -114,4 +125,39 @@ class Session:
             short_term=list(data.get("short_term", [])),
             summary=data.get("summary", ""),
             closed_at=data.get("closed_at"),
+            version=int(data.get("version", 0)),
         )
+
+    def copy(self) -> Session:
+        """A copy whose containers (turns, slots, short-term facts) are its own.
+
+        The :class:`Turn` objects and the values inside the containers are shared: a stored turn
+        is a record, replaced rather than changed in place.
+        """
+        return Session(
+            id=self.id,
+            tenant=self.tenant,
+            user=self.user,
+            created_at=self.created_at,
+            last_active=self.last_active,
+            status=self.status,
+            turns=list(self.turns),
+            slots=dict(self.slots),
+            short_term=list(self.short_term),
+            summary=self.summary,
+            closed_at=self.closed_at,
+            version=self.version,
+        )
+
+
+def turn_key(session_id: str, turn_index: int, *scope: str) -> str:
+    """An idempotency key for what one turn does: ``<session id>:<turn index>[:<scope>…]``.
+
+    Turn indices are positions in ``Session.turns``; turns of one session are serialised
+    (``SessionManager.turn_lock`` in a process, the store's compare-and-set across processes), so
+    no two turns share an index and the key names one turn's action, stable across its retries.
+    ``scope`` tells apart the several actions of one turn (a tool name, a step).
+    """
+    if turn_index < 0:
+        raise ValueError(f"a turn index is a position in the transcript, not {turn_index}")
+    return ":".join((session_id, str(turn_index), *scope))

@@ -4,6 +4,10 @@ YAML, OpenAPI, ``@tool`` and MCP are loaders that produce one :class:`ToolSpec`;
 :class:`ToolExecutor` runs a call through gating → parsing → argument validation → breaker →
 binding (with a time limit) → result validation → event and metrics, and returns a
 :class:`ToolResult` whose ``status`` says what happened. Outcomes are values, not exceptions.
+
+Every tool declares its :data:`Effect` (``read`` or ``write``, SPEC §8 X1); a declared business
+answer (``not_found``, ``refused``) is an answer, not a fault (X5); a tool naming its record's
+owner is checked against the call's customer (X3).
 """
 
 from hermes_desk.tools.assembly import build_registry, load_pack_tools
@@ -26,6 +30,7 @@ from hermes_desk.tools.registry import RegisteredTool, ToolRegistry
 from hermes_desk.tools.spec import (
     DEFAULT_FALLBACK,
     BindingSpec,
+    Effect,
     HealthProbe,
     HttpTarget,
     ToolSpec,
@@ -42,6 +47,7 @@ __all__ = [
     "BreakerStateStore",
     "CallContext",
     "DecoratedTool",
+    "Effect",
     "HealthProbe",
     "HttpBinding",
     "HttpTarget",

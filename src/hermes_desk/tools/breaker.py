@@ -4,8 +4,12 @@ Rules (SPEC T5, the article's numbers as ``BreakerSettings`` defaults):
 
 * **closed** — calls go through. A call that times out, or takes longer than ``slow_call_s``
   (3 s) even if it then answers, is a *timeout*; 3 consecutive timeouts open the breaker.
-  A failure (exception, HTTP 4xx/5xx, invalid result) — and a timeout, which is a failure too —
-  adds to the failure count; 5 failures since the last success open it. A success resets both.
+  A failure (transport error, HTTP 5xx, a tool's exception, invalid result) — and a timeout,
+  which is a failure too — adds to the failure count; 5 failures since the last success open
+  it. A success resets both. A business answer the tool declares ("no such order" 404, a 409
+  refusal) is a success: the backend answered, and one customer's unknown order id must not
+  cut every customer off (SPEC §8 X5). The executor does not report an undeclared 4xx at all:
+  the caller was wrong, the backend is fine.
 * **open** — for ``open_s`` (10 min) every call is refused at once (the caller answers with the
   tool's fallback).
 * **probing** — the first call after the cool-down takes a *probe lease* and runs the health

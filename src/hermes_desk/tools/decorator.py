@@ -23,7 +23,6 @@ from pydantic import ConfigDict, TypeAdapter, create_model
 from pydantic import ValidationError as PydanticValidationError
 
 from hermes_desk.errors import ValidationError
-
 from hermes_desk.tools.binding import CallContext, HealthFunction, PythonBinding
 from hermes_desk.tools.spec import DEFAULT_FALLBACK, BindingSpec, Effect, ToolSpec
 

@@ -12,12 +12,18 @@ Order of the guards (each one can end the call with its status and the tool's fa
    tool declares as a business answer is one: ``not_found`` (no such record) or ``refused`` (a
    business refusal, its reason in ``result``);
 7. **result validation** against ``response_format`` → ``invalid_result`` (a failure);
-8. **ownership**: a tool that declares its record's owner field answers ``not_found`` for a
-   record of another customer than the call's (event ``tool.ownership_mismatch``), X3;
+8. **ownership** (X3): a tool that declares its record's owner field (``owner_field``) needs a
+   customer in the :class:`CallContext` (none → ``not_allowed`` before any call); a record whose
+   owner is another customer, or names none, reads as ``not_found`` with no data (event
+   ``tool.ownership_mismatch``, naming only the tool);
 9. one structured event (``tool.call``) and the metrics.
 
-Only transport errors, timeouts, 5xx and invalid results count against the breaker (X5): a
-business answer, a client-side 4xx or a refused argument is not the backend failing.
+Breaker accounting (X5): a business answer (ok, ``not_found``, ``refused``, another customer's
+record) is a success — the backend answered. Transport errors, timeouts, 5xx, a tool's own
+exception and invalid results are failures. An undeclared 4xx (``error``) or arguments the
+binding could not use (``invalid_args``) are the caller's mistake: they change nothing, unless
+the answer was slow (a slow call is a timeout, whatever it says). Calls refused before the
+binding (gating, parsing, argument validation, no customer) never reach the breaker.
 
 Nothing raises for a tool that misbehaves: :meth:`ToolExecutor.execute` returns a
 :class:`ToolResult`. Only cancellation propagates.
@@ -34,11 +40,12 @@ from typing import Any, TypeVar
 
 from hermes_desk.clock import Clock, SystemClock
 from hermes_desk.config import ToolSettings
-from hermes_desk.errors import BackendTimeoutError, FailureError, HermesError
+from hermes_desk.errors import BackendTimeoutError, FailureError, HermesError, MisuseError
 from hermes_desk.events import Event, EventSink, MemorySink, mask_fields, mask_value
 from hermes_desk.ids import digest
 from hermes_desk.tools.binding import CallContext
 from hermes_desk.tools.breaker import (
+    BreakerOutcome,
     BreakerPolicy,
     BreakerRecord,
     BreakerState,
@@ -55,6 +62,7 @@ __all__ = ["ToolExecutor", "ToolResult", "ToolStatus"]
 T = TypeVar("T")
 
 _UNKNOWN = "<unknown>"
+_OWNERSHIP = "record belongs to another customer"
 
 
 class ToolStatus(enum.StrEnum):
@@ -77,7 +85,13 @@ _ANSWERED = frozenset({ToolStatus.OK, ToolStatus.NOT_FOUND, ToolStatus.REFUSED})
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """What a call came to. ``fallback`` is the reply to use whenever ``status`` is not ok."""
+    """What a call came to.
+
+    ``result`` is the tool's answer when ``ok``, the refusal (``{"code", "message", …}``) when
+    ``refused``, else ``None``. :attr:`answered` tells a business answer (ok, ``not_found``,
+    ``refused``) from a failure; ``fallback`` (set whenever ``status`` is not ok) is the reply
+    to use when the tool did not answer.
+    """
 
     status: ToolStatus
     tool: str | None
@@ -193,6 +207,11 @@ class ToolExecutor:
             return run.finish(
                 ToolStatus.INVALID_ARGS, entry, error="; ".join(problems), call_id=parsed.id
             )
+        if entry.spec.owner_field is not None and not call_ctx.customer:
+            # A record that belongs to someone is shown only to a named customer (X3).
+            return run.finish(
+                ToolStatus.NOT_ALLOWED, entry, error="no customer named", call_id=parsed.id
+            )
 
         decision = await self._breaker(
             entry, lambda r: self.policy.before_call(r, self.clock.now()), run
@@ -218,7 +237,7 @@ class ToolExecutor:
         timeout_s = spec.effective_timeout_s(self.settings.default_timeout_s)
         call_started = self._timer()
         status, result, error = ToolStatus.OK, None, None
-        client_side = False  # a 4xx: the request was wrong, the backend is fine
+        client_side = False  # the request was wrong, the backend is fine: no breaker change
         try:
             async with asyncio.timeout(timeout_s):
                 result = await entry.binding.call(
@@ -226,6 +245,8 @@ class ToolExecutor:
                 )
         except (TimeoutError, BackendTimeoutError):
             status, error = ToolStatus.TIMEOUT, f"no answer within {timeout_s:g}s"
+        except MisuseError as exc:  # arguments the binding could not use: nothing was sent
+            status, error, client_side = ToolStatus.INVALID_ARGS, exc.message, True
         except HermesError as exc:
             status, error = ToolStatus.ERROR, exc.message
             code = exc.details.get("status_code")
@@ -233,7 +254,9 @@ class ToolExecutor:
                 status, error = ToolStatus.NOT_FOUND, "no such record"
             elif isinstance(code, int) and code in spec.refusals:
                 status, result = ToolStatus.REFUSED, _refusal(exc.details.get("answer"))
-            client_side = isinstance(code, int) and 400 <= code < 500
+                error = f"refused: {result['code']}"
+            else:
+                client_side = isinstance(code, int) and 400 <= code < 500
         except Exception as exc:  # a tool's own bug is a failure of that tool, not ours
             status, error = ToolStatus.ERROR, f"{type(exc).__name__} raised"
         duration_s = self._timer() - call_started
@@ -244,14 +267,15 @@ class ToolExecutor:
         if status is ToolStatus.OK and spec.owner_field is not None:
             owner = result.get(spec.owner_field) if isinstance(result, Mapping) else None
             if owner is None or owner != call_ctx.customer:
-                # Another customer's record reads as "no such record"; nothing of it leaks.
-                status, result, error = ToolStatus.NOT_FOUND, None, "not this customer's record"
+                # Another customer's record reads as "no such record"; nothing of it leaks,
+                # not even to the event (only that it happened, and on which tool).
+                status, result, error = ToolStatus.NOT_FOUND, None, _OWNERSHIP
                 self.events.emit(
                     Event(
                         "tool.ownership_mismatch",
                         request_id,
                         self.clock.now(),
-                        {"tool": spec.name, "customer_named": call_ctx.customer is not None},
+                        {"tool": spec.name},
                     )
                 )
 
@@ -260,9 +284,12 @@ class ToolExecutor:
             timed_out=status is ToolStatus.TIMEOUT,
             duration_s=duration_s,
         )
-        await self._breaker(
-            entry, lambda r: (self.policy.after_call(r, outcome, self.clock.now()), None), run
-        )
+        if not (client_side and outcome is BreakerOutcome.OK):
+            await self._breaker(
+                entry,
+                lambda r: (self.policy.after_call(r, outcome, self.clock.now()), None),
+                run,
+            )
         return run.finish(status, entry, result=result, error=error, call_id=parsed.id)
 
     # -- breaker and health -----------------------------------------------------------------
@@ -429,12 +456,26 @@ def _guess_name(call: object) -> str | None:
 
 
 def _refusal(answer: Any) -> dict[str, Any]:
-    """A business refusal as the result: the backend's ``{"error": {code, message}}`` or
-    ``{code, message}``, else nothing but the fact."""
-    if isinstance(answer, Mapping):
-        inner = answer.get("error", answer)
-        if isinstance(inner, Mapping):
-            return {"code": inner.get("code"), "message": inner.get("message")}
-        if isinstance(inner, str):
-            return {"code": answer.get("code") or "refused", "message": inner}
-    return {"code": "refused", "message": None}
+    """A business refusal as the result, so the reply can say why: the backend's ``code`` and
+    ``message`` (from ``{"error": "…", "code": "…", …}`` or ``{"error": {"code", "message"}}``)
+    and its other plain fields (``refundable: 120.0``…)."""
+    out: dict[str, Any] = {"code": "refused", "message": None}
+    if not isinstance(answer, Mapping):
+        return out
+    inner = answer.get("error")
+    if isinstance(inner, Mapping):
+        answer = {**answer, **inner}
+    elif isinstance(inner, str):
+        out["message"] = inner
+    for key, value in answer.items():
+        if key != "error" and isinstance(key, str) and _plain_value(value):
+            out[key] = value
+    if not isinstance(out.get("code"), str) or not out["code"]:
+        out["code"] = "refused"
+    return out
+
+
+def _plain_value(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(isinstance(v, str | int | float | bool) or v is None for v in value)
+    return isinstance(value, str | int | float | bool) or value is None

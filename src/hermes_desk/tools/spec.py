@@ -130,10 +130,12 @@ class ToolSpec:
             agent. Code-built specs default to ``write``, the safe side.
         approval_exempt: for a write, why it may run without an agent's approval (the pack's
             reason: e.g. it only sends a code to the customer's own registered phone).
-        explain: what a call will do, per language (``{argument}`` placeholders), shown to the
-            agent and the customer when the write is proposed.
-        owner_field: the result field naming the record's owner; a record of another customer
-            than the call's reads as ``not_found`` (X3).
+        explain: for a write, what a call will do, per language (``{argument}`` and
+            ``{argument_tail}`` placeholders; see :meth:`explanation`), shown to the agent and
+            the customer when the write is proposed.
+        owner_field: the top-level result field naming the record's owner; a call needs a
+            customer in its context, and a record of another customer reads as ``not_found``
+            (X3).
         not_found: HTTP statuses that mean "no such record": an answer, not a failure (X5).
         refusals: HTTP statuses that are business refusals (409…): an answer, not a failure.
     """
@@ -225,7 +227,7 @@ class ToolSpec:
         http = self.binding.http
         return (
             http is not None
-            and http.method.upper() not in ("GET", "HEAD")
+            and http.method.upper() in ("POST", "PUT", "PATCH")  # the methods that carry one
             and http.idempotency_field is not None
         )
 

@@ -269,7 +269,9 @@
       const head = el("div", "proposal-head");
       head.append(el("strong", "", proposal.tool), el("span", `st st-${proposal.status}`, proposal.status));
       item.append(head, el("p", "", proposal.explanation));
-      const args = Object.entries(proposal.arguments || {}).map(([k, v]) => `${k}=${v}`).join(", ");
+      // Once decided, what ran (the agent may have edited it); before, what is proposed.
+      const shown = proposal.executed_arguments || proposal.arguments || {};
+      const args = Object.entries(shown).map(([k, v]) => `${k}=${v}`).join(", ");
       item.append(el("p", "meta", args));
       if (proposal.why && proposal.why.rule) item.append(el("p", "meta", `why: ${proposal.why.rule}`));
       if (proposal.status === "proposed") {
