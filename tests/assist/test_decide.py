@@ -11,7 +11,7 @@ from hermes_desk.actions import Proposal
 from hermes_desk.assist import Reading, decide
 from hermes_desk.nlu import DialogueState
 from hermes_desk.packs import Pack, load_pack
-from hermes_desk.tools import ToolSpec, load_pack_tools
+from hermes_desk.tools import ToolSpec, load_tool_specs
 from hermes_desk.workflows import WorkflowView
 
 
@@ -22,9 +22,8 @@ def pack() -> Pack:
 
 @pytest.fixture(scope="module")
 def tools(pack: Pack) -> dict[str, ToolSpec]:
-    registry, kb = load_pack_tools(pack.root, variables={"backend_url": "http://127.0.0.1:1"})
-    kb.close()
-    return {spec.name: spec for spec in registry.specs()}
+    specs = load_tool_specs(pack.root / "tools.yaml", {"backend_url": "http://127.0.0.1:1"})
+    return {spec.name: spec for spec in specs}
 
 
 def reading(pack: Pack, intent: str, text: str, **extra: Any) -> Reading:

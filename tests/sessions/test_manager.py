@@ -351,11 +351,10 @@ async def test_turn_lock_is_released_by_a_failed_or_cancelled_turn(
     with pytest.raises(RuntimeError):
         async with manager.turn_lock(session.id):
             raise RuntimeError("the turn failed")
-    async with manager.turn_lock(session.id):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_hold, manager, session.id)
-            await anyio.wait_all_tasks_blocked()  # it waits for the lock ...
-            tg.cancel_scope.cancel()  # ... and gives up: it must not keep the lock
+    async with manager.turn_lock(session.id), anyio.create_task_group() as tg:
+        tg.start_soon(_hold, manager, session.id)
+        await anyio.wait_all_tasks_blocked()  # it waits for the lock ...
+        tg.cancel_scope.cancel()  # ... and gives up: it must not keep the lock
     with anyio.fail_after(5):
         async with manager.turn_lock(session.id):
             pass

@@ -1,10 +1,12 @@
-"""Session benchmarks: ``get`` latency per store, memory of many open sessions, trim time.
+"""Session benchmarks: ``get`` and turn-append latency per store, memory, trim time.
 
 ``run_sessions_bench()`` measures, through :class:`SessionManager` (ownership check, idle check,
 renewal — what a request pays):
 
-- ``get`` latency in-process and on Redis (p50/p95 in microseconds), over ``sessions`` open
-  sessions picked at random;
+- ``get`` latency in-process, on SQLite and on Redis (p50/p95 in microseconds), over
+  ``sessions`` open sessions picked at random;
+- durable turn append (``append_turn``: read, append, compare-and-set write, acknowledged only
+  once stored — committed on SQLite) on the same stores, to sessions of 10 turns or more;
 - the memory that ``memory_sessions`` open sessions of ``memory_turns`` turns each add to the
   process (Python allocations traced by ``tracemalloc``, and resident set size);
 - the time to trim a 30-turn history (p50/p95 in milliseconds), warm (turn analyses cached, as
@@ -18,9 +20,11 @@ import gc
 import os
 import random
 import statistics
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -31,6 +35,7 @@ from hermes_desk.sessions import (
     MemorySessionStore,
     SessionManager,
     SessionStore,
+    SqliteSessionStore,
     Turn,
     build_token_counter,
 )
@@ -92,6 +97,47 @@ async def _get_latency(
         await manager.get("bench", user, sid)
         samples.append((clock() - start) / 1000)
     return _percentiles(samples)
+
+
+async def _append_latency(
+    store: SessionStore, *, sessions: int, iterations: int, seed: int
+) -> dict[str, float]:
+    manager = SessionManager(store, SessionSettings())
+    rng = random.Random(seed)
+    owners = []
+    for n in range(sessions):
+        user = f"user{n}"
+        session = await manager.create("bench", user)
+        session.turns = _turns(rng, 10, n)
+        await manager.save(session)
+        owners.append((user, session.id))
+    lines = _turns(rng, 50, sessions)
+    samples: list[float] = []
+    clock = time.perf_counter_ns
+    for i in range(iterations):
+        user, sid = owners[rng.randrange(sessions)]
+        line = lines[i % len(lines)]
+        turn = Turn(line.role, line.text)
+        start = clock()
+        await manager.append_turn("bench", user, sid, turn)
+        samples.append((clock() - start) / 1000)
+    return _percentiles(samples)
+
+
+async def _sqlite_figures(sessions: int, iterations: int, seed: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="hermes-bench-") as folder:
+        store = SqliteSessionStore.open(Path(folder) / "sessions.db")
+        try:
+            return {
+                "get_us": await _get_latency(
+                    store, sessions=sessions, iterations=iterations, seed=seed
+                ),
+                "append_us": await _append_latency(
+                    store, sessions=sessions, iterations=iterations, seed=seed
+                ),
+            }
+        finally:
+            await store.aclose()
 
 
 async def _fill(sessions: int, turns: int, seed: int) -> MemorySessionStore:
@@ -164,6 +210,7 @@ def run_sessions_bench(
     iterations: int = 20_000,
     redis_url: str | None = "redis://127.0.0.1:6379/15",
     redis_iterations: int = 5_000,
+    sqlite_iterations: int = 5_000,
     memory_sessions: int = 10_000,
     memory_turns: int = 10,
     trim_rounds: int = 200,
@@ -182,11 +229,21 @@ def run_sessions_bench(
             MemorySessionStore(), sessions=sessions, iterations=iterations, seed=seed
         )
     )
-    if redis_url is not None:
-        progress(f"get latency, Redis ({sessions} sessions, {redis_iterations} gets)")
-        figures["get_us_redis"] = anyio.run(
-            lambda: _redis_latency(redis_url, sessions, redis_iterations, seed)
+    progress(f"turn append, in-process ({sessions} sessions, {iterations} appends)")
+    figures["append_us_memory"] = anyio.run(
+        lambda: _append_latency(
+            MemorySessionStore(), sessions=sessions, iterations=iterations, seed=seed
         )
+    )
+    progress(f"get and durable turn append, SQLite ({sessions} sessions, {sqlite_iterations} each)")
+    sqlite = anyio.run(_sqlite_figures, sessions, sqlite_iterations, seed)
+    figures["get_us_sqlite"] = sqlite["get_us"]
+    figures["append_us_sqlite"] = sqlite["append_us"]
+    if redis_url is not None:
+        progress(f"get and turn append, Redis ({sessions} sessions, {redis_iterations} each)")
+        redis = anyio.run(lambda: _redis_latency(redis_url, sessions, redis_iterations, seed))
+        figures["get_us_redis"] = redis["get_us"]
+        figures["append_us_redis"] = redis["append_us"]
     progress(f"memory of {memory_sessions} sessions × {memory_turns} turns")
     figures["memory"] = _memory(memory_sessions, memory_turns, seed)
     progress(f"trim time, 30-turn history ({trim_rounds} rounds)")
@@ -202,13 +259,20 @@ def run_sessions_bench(
     return figures
 
 
-async def _redis_latency(url: str, sessions: int, iterations: int, seed: int) -> dict[str, float]:
+async def _redis_latency(url: str, sessions: int, iterations: int, seed: int) -> dict[str, Any]:
     from hermes_desk.sessions.redis_store import RedisSessionStore
 
     prefix = f"hd:bench:{os.getpid()}:"
     store = RedisSessionStore(url, prefix=prefix)
     try:
-        return await _get_latency(store, sessions=sessions, iterations=iterations, seed=seed)
+        return {
+            "get_us": await _get_latency(
+                store, sessions=sessions, iterations=iterations, seed=seed
+            ),
+            "append_us": await _append_latency(
+                store, sessions=sessions, iterations=iterations, seed=seed
+            ),
+        }
     finally:
         await store.clear()
         await store.aclose()

@@ -47,7 +47,7 @@ ARTICLE_SCENARIO: dict[str, dict[str, Any]] = {
     "send_sms": {"latency_ms": 1200, "error_rate": 0.05},
     "make_captcha": {"latency_ms": 2500, "error_rate": 0.1},
     "verify_sms": {"latency_ms": 600, "error_rate": 0.05},
-    "update_password": {"latency_ms": 900, "error_rate": 0.05},
+    "reset_password": {"latency_ms": 900, "error_rate": 0.05},
 }
 PHONES = (
     "13800138000", "13912345678", "15012348888", "18611112222", "13688889999", "17700001111",

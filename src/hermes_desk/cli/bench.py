@@ -50,7 +50,7 @@ def sessions(
     ] = "redis://127.0.0.1:6379/15",
     out: OutOption = None,
 ) -> None:
-    """Session get latency (in-process, Redis), memory of 10,000 sessions, trim time."""
+    """Session get and turn-append latency per store, memory of 10,000 sessions, trim time."""
     from hermes_desk.bench.sessions import run_sessions_bench
 
     machine = _machine()

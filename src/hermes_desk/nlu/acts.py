@@ -3,10 +3,21 @@ requesting.)
 
 "退货运费谁承担？" and "how long does a refund take?" ask about a policy: they are answered and
 propose nothing. "我要退货，订单…", "please refund order …" and the polite "能帮我退一下吗" ask
-for an action. The rule is deterministic and bilingual: desire and imperative forms win (a
-polite request phrased as a question is still a request); otherwise question words or a question
-mark make a question; a bare statement with no question form is a request (it names a problem
-the agent acts on: "我的订单还没到").
+for an action. The pack's labelling guide (``LABELS.md``, *Questions and requests*) settles the
+cases; this module reads them deterministically, in Chinese and English, in this order:
+
+1. Asking to be told is set aside first: "我想问一下…", "请问…", "帮我查一下…", "can you tell
+   me…", "I'd like to know…" ask for information, not for an action.
+2. A desire, an imperative or a helper verb makes a **request** — even in a question ("能帮我退一下
+   吗", "can you refund order …?") and even next to a question ("我要退货，退款多久到账？").
+3. Otherwise a question form makes a **question**: a question mark, 吗/呢/多久/怎么/谁/是否/能不能,
+   "how long", "who pays", "can I", "do I" … ("Can I …?" without a helper verb asks *whether*).
+   Rhetorical complaints ("什么破服务", "怎么这么慢") are not question forms.
+4. Otherwise a turn that only asked to be told is a question, and a plain statement is a request:
+   it names a problem of the customer's own ("东西坏了", "the refund is short") or answers an open
+   request (an order number, a code).
+
+No model and no I/O: the same text always gets the same act, in microseconds.
 """
 
 from __future__ import annotations
@@ -18,28 +29,68 @@ __all__ = ["DialogueAct", "request_act"]
 
 DialogueAct = Literal["question", "request"]
 
-# Desire, imperative and polite-request forms: "I want", "please", "帮我", "能帮我…吗".
-_REQUEST = re.compile(
-    r"我要|我想要?|我需要|帮我|给我|替我|麻烦你?|请你?帮|请(?:给|把|为)|申请|办理|要求"
-    r"|能不能帮|可以帮|能帮|帮忙|赶紧|马上|立刻|直接(?:给|帮)"
-    r"|\bi(?:'d| would) like\b|\bi want\b|\bi need\b|\bplease\b|\bcan you\b|\bcould you\b"
-    r"|\bwould you\b|\bi'd like to\b|\bhelp me\b|\bi wanna\b|\blet me\b",
+# 1. Asking to be told: information, not an action.
+_INFO = re.compile(
+    r"我?想(?:问|咨询|了解|知道|确认)一?下?|(?:请|麻烦|顺便|再)?问一?下|请问|咨询一?下|了解一下"
+    r"|(?:帮我|给我|帮忙)?(?:查|看|确认)(?:一下|一查|一看|下|查|看)"
+    r"|\b(?:i'?d|i would|i) (?:like|want|wanna) to (?:know|ask|check|understand|find out)\b"
+    r"|\bi need to know\b|\bi (?:was )?wonder(?:ing)?\b|\bjust wondering\b|\bquick question\b"
+    r"|\b(?:can|could|would) you (?:please )?(?:tell|show) me\b|\b(?:please )?(?:tell|show) me\b"
+    r"|\b(?:can|could|would) you (?:please )?(?:check|confirm|see|look|find out|let me know)\b"
+    r"|\blet me know\b|\bfind out\b|\blook up\b",
     re.IGNORECASE,
 )
-# Question forms about a policy or a process.
+# 2. Desire, imperative and helper verbs.
+_REQUEST = re.compile(
+    r"(?<!不)我要(?!怎么|如何|去哪|到哪|在哪|等多久|多久|提供什么|准备什么|什么)"
+    r"|(?<!不)我想(?!问|咨询|了解|知道|确认)|(?<!不)想要|我需要(?!(?:提供|准备)?(?:什么|哪些|啥))"
+    r"|帮我|帮忙|给我|替我|帮他|帮她|我要求|要求(?=赔|退|换|补|处理|给)"
+    r"|(?:能|可以|能不能|可不可以|能否|可否)(?:帮|给|替|赔|补偿)"
+    r"|麻烦(?!问)(?:你|您)?(?:帮|给|把|尽快|处理|安排)|请(?:你|您)?(?:帮|给|把|为|尽快|马上|安排)"
+    r"|(?<!do )\bi want\b(?! to (?:know|ask))|\bi wanna\b(?! (?:know|ask))"
+    r"|(?<!do )\bi need\b(?! to know)"
+    r"|\bi(?:'d| would) like\b(?! to (?:know|ask|check|understand|find out))"
+    r"|\b(?:can|could|would) you\b|\bhelp me\b|\bi demand\b|\bget me\b|\bsend me\b"
+    r"|\bgive me\b|\blet me (?:talk|speak)\b|\blet'?s\b|\bgo ahead\b",
+    re.IGNORECASE,
+)
+# Forms that look like questions but are not: complaints ("什么破快递", "怎么这么慢",
+# "有没有人管"), and "还没…呢" ("it hasn't shipped yet").
+_NOT_QUESTION = re.compile(
+    r"什么(?:破|鬼|垃圾|烂)|什么(?:服务|态度|玩意)(?:啊|呀|嘛)?(?=$|[!！。，,])|凭什么|干什么吃的"
+    r"|搞什么|怎么(?:这么|那么)|是不是(?:故意|有病|骗|欺负)|有没有人(?:管|理)"
+    r"|能不能(?:靠谱|用心|用点心|上点心|负点责|长点心)|还没[^，,。？?！!]*呢(?=$|[，,。！!])"
+    r"|\bwhat kind of (?:service|joke)\b|\bare you (?:kidding|serious)\b|\bwhat the\b",
+    re.IGNORECASE,
+)
+# 3. Question forms.
 _QUESTION = re.compile(
-    r"[?？]|吗$|吗[?？。！!]?$|呢|多久|多长时间|几天|怎么|如何|为什么|谁|是否|能否|可不可以|可以吗"
-    r"|有没有|什么|哪些|哪个|几个|多少|会不会|要不要|是不是"
-    r"|^(?:how|what|when|who|why|which|where|do|does|is|are|can|will|should)\b",
+    r"[?？]|吗|嘛|么(?=$|[，,。！!\s])|呢|多久|多长|(?<![好十这那])几|(?<!不)怎|咋|如何"
+    r"|为什么|为啥|谁|是否|能否|可否|能不能|可不可以|行不行|会不会|要不要|是不是|有没有|(?<![没不]是)什么|啥"
+    r"|(?<!哪)哪(?!怕)|多少|是[^，,。！!？?]{0,12}还是|了没有?(?=$|[，,。！!\s])|是吧|对吧|对吗|对不对"
+    r"|(?:^|[,.;!]\s*|\b(?:and|so|but|ok|okay|then|also|hi|hello|hey)\b,?\s+)"
+    r"(?:how|what|whats|what's|when|where|where's|who|why|which|is|are|can|could"
+    r"|(?:do|does|did)(?! (?:it|the|that|this)\b)|will|would|should|has|have|any|am)\b"
+    r"|\b(?:how (?:long|many|much|soon|do|does|can|to)|who (?:pays|covers)|what if|is it|is there"
+    r"|are there|do i|does it|can i|will i|should i|when will|when do)\b",
     re.IGNORECASE,
 )
 
 
 def request_act(text: str) -> DialogueAct:
-    """``request`` when the customer asks for an action, ``question`` when they ask about one."""
-    stripped = text.strip()
-    if _REQUEST.search(stripped):
+    """``"request"`` when the customer asks for an action, ``"question"`` when they ask about
+    one (a policy, a process, a time, whether something is allowed, the state of a record).
+
+    >>> request_act("退货运费谁承担？"), request_act("能帮我退一下吗")
+    ('question', 'request')
+    >>> request_act("how long does a refund take?"), request_act("I want to return order 1234")
+    ('question', 'request')
+    """
+    stripped = " ".join(text.split())
+    asked_to_be_told = _INFO.search(stripped) is not None
+    rest = _INFO.sub(" ", stripped)
+    if _REQUEST.search(rest):
         return "request"
-    if _QUESTION.search(stripped):
+    if asked_to_be_told or _QUESTION.search(_NOT_QUESTION.sub(" ", rest)):
         return "question"
     return "request"

@@ -1,0 +1,81 @@
+"""The dialogue act of a customer turn (SPEC §8 X4): the cases the labelling guide settles."""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_desk.nlu import request_act
+
+QUESTIONS = [
+    # policy and process, Chinese
+    "退货运费谁承担？",
+    "投诉一般多久处理？",
+    "怎么重置密码？",
+    "拆封了还能退吗",
+    "退款退到哪里",
+    # asking whether, even about their own item ("能…吗" without a helper verb)
+    "买大了能换小一码吗",
+    # asking to be told, in a request's words
+    "我想问一下退货运费谁出",
+    "帮我查一下退款到哪了",
+    # an order number does not make a request
+    "订单202405181001的退款多久到账？",
+    # the state of their own record
+    "我的投诉有结果了吗",
+    "忘记密码了怎么办",
+    # English
+    "how long does a refund take?",
+    "who pays return shipping",
+    "do I need the original box",
+    "can I exchange it for a different colour?",
+    "I'd like to know who pays for returns",
+    "can you tell me how long refunds take",
+    "can you check whether my refund went through",
+    "has my refund gone through?",
+    # mixed
+    "refund 要多久到账",
+]
+
+REQUESTS = [
+    # desire and imperative
+    "我要退货，订单202405181001",
+    "帮我把这个退了",
+    "I want to return order 202405181001",
+    "please refund order 202405181001",
+    "I'd like to exchange it",
+    # polite requests phrased as questions: a helper verb
+    "能帮我退一下吗",
+    "可以给我换个新的吗",
+    "能给点补偿吗",
+    "can you refund order 202405181001?",
+    "could you open a complaint?",
+    # a request next to a question: the request wins
+    "我要退货，退款多久到账？",
+    "I want to return order 202405181001, how long will the refund take?",
+    # a problem of their own, stated; a bare slot value
+    "东西坏了",
+    "忘记密码了登不上去",
+    "the refund amount is wrong",
+    "202405181001",
+    # complaints that look like questions
+    "怎么这么慢！我要投诉",
+    "你们这什么服务啊",
+    # mixed
+    "帮我 refund 一下",
+]
+
+
+@pytest.mark.parametrize("text", QUESTIONS)
+def test_questions_about_a_policy_a_process_or_a_record(text: str) -> None:
+    assert request_act(text) == "question"
+
+
+@pytest.mark.parametrize("text", REQUESTS)
+def test_requests_for_an_action(text: str) -> None:
+    assert request_act(text) == "request"
+
+
+def test_the_act_depends_on_the_words_not_on_spacing_or_case() -> None:
+    assert request_act("  HOW LONG does a refund take  ") == "question"
+    assert request_act("我要\n退货") == request_act("我要 退货") == "request"
+    assert request_act("") == "request"  # nothing asked: a bare statement
