@@ -24,10 +24,12 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check src tests demo_backend scripts
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q
 
 check: lint typecheck test

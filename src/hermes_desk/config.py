@@ -9,10 +9,12 @@ field.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -21,6 +23,7 @@ from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
 )
 
 from hermes_desk.errors import ConfigError
@@ -42,6 +45,14 @@ __all__ = [
 ]
 
 
+#: the shortest API key accepted (a guessable key is no key)
+MIN_API_KEY_CHARS = 16
+TENANT_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+#: the intent classifiers a pack can be read with (``hermes_desk.nlu`` builds each)
+ClassifierKind = Literal["ensemble", "linear", "mlp", "crf"]
+CLASSIFIER_KINDS: tuple[str, ...] = get_args(ClassifierKind)
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -61,8 +72,23 @@ class ServiceSettings(_Section):
     max_body_bytes: int = Field(64 * 1024, gt=0, description="larger request bodies get 413")
     max_text_chars: int = Field(2_000, gt=0, description="longest utterance accepted")
     api_keys: dict[str, str] = Field(
-        default_factory=dict, description="API key → tenant; empty = no auth, tenant 'default'"
+        default_factory=dict,
+        description=f"API key (≥ {MIN_API_KEY_CHARS} characters) → tenant; empty = no auth, "
+        "tenant 'default'",
     )
+
+    @field_validator("api_keys")
+    @classmethod
+    def _strong_keys(cls, keys: dict[str, str]) -> dict[str, str]:
+        for key, tenant in keys.items():
+            if len(key) < MIN_API_KEY_CHARS:
+                raise ValueError(
+                    f"an API key of tenant {tenant!r} has {len(key)} characters; "
+                    f"keys need at least {MIN_API_KEY_CHARS}"
+                )
+            if not TENANT_PATTERN.fullmatch(tenant):
+                raise ValueError(f"tenant {tenant!r} must match {TENANT_PATTERN.pattern}")
+        return keys
 
 
 class SessionSettings(_Section):
@@ -82,7 +108,7 @@ class SessionSettings(_Section):
 
 
 class NluSettings(_Section):
-    classifier: str = Field(
+    classifier: ClassifierKind = Field(
         "ensemble",
         description="'ensemble' (default, measured best: SVM + perceptron), 'linear', 'mlp', 'crf'",
     )
@@ -296,6 +322,8 @@ class Settings(BaseSettings):
                 f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
             )
             raise ConfigError(f"invalid settings: {problems}") from exc
+        except SettingsError as exc:
+            raise ConfigError(_unparsable_environment() or f"invalid settings: {exc}") from exc
         finally:
             _YAML_PATH.reset(token)
 
@@ -306,3 +334,47 @@ class Settings(BaseSettings):
     @property
     def database_path(self) -> Path:
         return self.service.data_dir / "hermes.db"
+
+
+def _unparsable_environment() -> str | None:
+    """Name the ``HERMES_*`` variable whose value is not the JSON its field needs (pydantic-settings
+    only names the top-level section)."""
+    for name, value in sorted(os.environ.items()):
+        if not name.startswith("HERMES_") or name == "HERMES_CONFIG":
+            continue
+        path = name.removeprefix("HERMES_").lower().split("__")
+        field = _field_at(Settings, path)
+        if field is None or not _wants_json(field.annotation):
+            continue
+        try:
+            json.loads(value)
+        except ValueError as exc:
+            return (
+                f"invalid settings: {name} ({'.'.join(path)}) must be JSON "
+                f"(e.g. {_json_example(field.annotation)}), got {value[:40]!r}: {exc}"
+            )
+    return None
+
+
+def _field_at(model: type[BaseModel], path: list[str]) -> Any:
+    field = model.model_fields.get(path[0])
+    if field is None:
+        return None
+    if len(path) == 1:
+        return field
+    inner = field.annotation
+    if isinstance(inner, type) and issubclass(inner, BaseModel):
+        return _field_at(inner, path[1:])
+    return None
+
+
+def _wants_json(annotation: Any) -> bool:
+    origin = getattr(annotation, "__origin__", None)
+    if origin in (dict, list):
+        return True
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel | dict | list)
+
+
+def _json_example(annotation: Any) -> str:
+    origin = getattr(annotation, "__origin__", None)
+    return '["a", "b"]' if origin is list else '{"key": "value"}'

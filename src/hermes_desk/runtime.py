@@ -11,7 +11,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
@@ -32,10 +32,9 @@ from hermes_desk.memory import (
     HttpSupportsVerifier,
     KeyFactFilter,
     MemoryService,
-    MemoryStore,
-    SqliteMemoryStore,
     VerificationScheduler,
     VerifierRegistry,
+    build_memory_store,
 )
 from hermes_desk.nlu import SlotExtractor, TurnReader, load_or_train
 from hermes_desk.packs import Pack, load_pack
@@ -54,13 +53,20 @@ from hermes_desk.tools import (
     build_breaker_store,
     load_pack_tools,
 )
-from hermes_desk.workflows import WorkflowService, open_snapshot_store
+from hermes_desk.workflows import WorkflowService, build_snapshot_store
 from hermes_desk.workflows.tool_steps import ToolStepExecutor
 
 __all__ = ["OfflineSuggester", "Runtime", "build_runtime", "load_intent_model"]
 
 _logger = logging.getLogger(__name__)
 _MCP_RETRY_S = 30.0
+_PING_TIMEOUT_S = 5.0
+
+
+class _Pingable(Protocol):
+    """What every store offers the readiness check."""
+
+    async def ping(self) -> None: ...
 
 
 class OfflineSuggester:
@@ -103,14 +109,6 @@ class Runtime:
 
     async def start(self) -> None:
         """Open async resources and start the background jobs."""
-        if self.settings.memory.store == "postgres":
-            from hermes_desk.memory.postgres_store import PostgresMemoryStore
-
-            store: MemoryStore = await PostgresMemoryStore.open(
-                self.settings.memory.postgres_dsn,
-                synchronous_commit=self.settings.memory.postgres_synchronous_commit,
-            )
-            self.memory.store = store  # closed by memory.close()
         if self.settings.llm.mcp_servers:
             from hermes_desk.tools.mcp_binding import McpToolSource
 
@@ -158,6 +156,37 @@ class Runtime:
             except Exception:  # a store outage must not end the job; next round retries
                 _logger.exception("memory decay sweep failed")
 
+    def stores(self) -> dict[str, _Pingable]:
+        """Every store the service uses, by name: session, breaker, snapshot, proposal, memory."""
+        return {
+            "session": self.sessions.store,
+            "breaker": self.tools.store,
+            "snapshot": self.workflows.store,
+            "proposal": self.actions.store,
+            "memory": self.memory.store,
+        }
+
+    async def check_stores(self, *, timeout_s: float = _PING_TIMEOUT_S) -> dict[str, str | None]:
+        """Ping every store at once: name → ``None`` if it answered within ``timeout_s``, else
+        why not (the error's message)."""
+        results: dict[str, str | None] = {}
+
+        async def check(name: str, store: _Pingable) -> None:
+            try:
+                with anyio.fail_after(timeout_s):
+                    await store.ping()
+            except TimeoutError:
+                results[name] = f"no answer within {timeout_s:g} s"
+            except Exception as exc:  # any failure is the answer: the store is not usable
+                results[name] = str(exc) or type(exc).__name__
+            else:
+                results[name] = None
+
+        async with anyio.create_task_group() as group:
+            for name, store in self.stores().items():
+                group.start_soon(check, name, store)
+        return {name: results[name] for name in self.stores()}
+
     async def stop(self) -> None:
         if self._group is not None:
             self._group.cancel_scope.cancel()
@@ -165,7 +194,7 @@ class Runtime:
                 await self._group.__aexit__(None, None, None)
             self._group = None
         await self.workflows.__aexit__(None, None, None)
-        await self.workflows.store.close()
+        await self.workflows.store.aclose()
         await self.tools.aclose()
         await self.sessions.aclose()
         await self.memory.close()
@@ -271,9 +300,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
             pack.workflows, registry, folder=str(pack.root / "workflows")
         ),
         executor=ToolStepExecutor(tools),
-        store=open_snapshot_store(
-            settings.workflows, sqlite_path=data_dir / "workflows.db", clock=clock
-        ),
+        store=build_snapshot_store(settings.workflows, data_dir=data_dir, clock=clock),
         settings=settings.workflows,
         clock=clock,
         events=sink,
@@ -284,7 +311,11 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         else None
     )
     memory = MemoryService(
-        SqliteMemoryStore(database), settings.memory, clock=clock, keyfacts=keyfacts, events=sink
+        build_memory_store(settings.memory, database=database),
+        settings.memory,
+        clock=clock,
+        keyfacts=keyfacts,
+        events=sink,
     )
     verifiers = VerifierRegistry()
     verifiers.register("supports_*", HttpSupportsVerifier(variables["backend_url"], client=http))

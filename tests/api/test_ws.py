@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from hermes_desk.testing.servers import serve_in_thread
 pytestmark = pytest.mark.anyio
 
 ORDER = "202405201234"
-KEY = "key-of-acme"
+KEY = "key-of-acme-0123456789"
 
 
 @dataclass
@@ -207,11 +208,15 @@ async def test_agent_segments_are_recorded_without_assist(
         await _ready(socket)
         await socket.send(json.dumps({"type": "segment", "speaker": "agent", "text": "您好"}))
         echo = await _recv(socket)
-        await socket.send(json.dumps({"type": "ping"}))
-        assert (await _recv(socket))["type"] == "pong"
+        # Final segments run in order: once the customer's answer is out, the agent's line
+        # before it has been recorded — and it drew no assist of its own.
+        await _segment(socket, "你好")
+        frames = [await _recv(socket), await _recv(socket)]
     assert echo["speaker"] == "agent" and echo["final"] is True
+    assert [f["type"] for f in frames] == ["segment", "assist"]
+    assert frames[1]["seq"] == frames[0]["seq"] == echo["seq"] + 1
     turns = await _turns(client, sid, "u1004")
-    assert [(t["role"], t["text"]) for t in turns] == [("agent", "您好")]
+    assert [(t["role"], t["text"]) for t in turns][:2] == [("agent", "您好"), ("user", "你好")]
 
 
 async def test_every_socket_on_the_session_sees_the_updates(
@@ -250,19 +255,24 @@ async def test_sessions_that_are_not_the_callers_are_closed_with_4404(
     assert error["error"]["code"] in {"not_found", "conflict"}
 
 
-async def test_a_session_closed_while_connected_ends_the_socket(
+async def test_closing_the_session_closes_every_socket_on_it_at_once(
     service: Service, client: httpx.AsyncClient
 ) -> None:
     sid = await _open(client, "u1005")
-    async with connect(service.ws_url(sid, user_id="u1005")) as socket:
-        await _ready(socket)
+    url = service.ws_url(sid, user_id="u1005")
+    async with connect(url) as platform, connect(url) as console:
+        await _ready(platform)
+        await _ready(console)
         closed = await client.delete(f"/v1/sessions/{sid}", params={"user_id": "u1005"})
         assert closed.status_code == 200
-        await _segment(socket, f"我的订单{ORDER}现在什么状态")
-        assert (await _recv(socket))["type"] == "segment"
-        error = await _recv(socket)
-        assert error["type"] == "error" and "closed" in error["error"]["message"]
-        assert await _closed_with(socket) == 4404
+        # Whatever the client still sends, the service has said its last word.
+        with contextlib.suppress(ConnectionClosed):
+            await _segment(platform, "我的订单", final=False)
+        for socket in (platform, console):
+            assert await _recv(socket) == {
+                "type": "session_closed", "session_id": sid, "reason": "closed"
+            }  # fmt: skip
+            assert await _closed_with(socket) == 4404
 
 
 async def test_a_missing_user_id_is_refused(service: Service, client: httpx.AsyncClient) -> None:

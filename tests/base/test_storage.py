@@ -3,7 +3,15 @@ from pathlib import Path
 
 import pytest
 
-from hermes_desk.storage import Migration, SqliteDatabase, apply_migrations, open_sqlite
+from hermes_desk.errors import BackendUnavailableError, ConfigError
+from hermes_desk.storage import (
+    Migration,
+    SqliteDatabase,
+    apply_migrations,
+    apply_postgres_migrations,
+    open_sqlite,
+)
+from hermes_desk.storage.redis import RedisConnection
 
 MIGRATIONS = [
     Migration("001_items", "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL);"),
@@ -85,3 +93,82 @@ async def test_async_run_goes_through_a_worker_thread(tmp_db_path: Path) -> None
     seen = await db.run(lambda c: threading.get_ident())
     assert seen != caller
     db.close()
+
+
+def test_a_migration_list_naming_one_step_twice_is_refused(tmp_db_path: Path) -> None:
+    conn = open_sqlite(tmp_db_path)
+    twice = [MIGRATIONS[0], Migration("001_items", "CREATE TABLE other (x);")]
+    with pytest.raises(ConfigError, match="repeat a name"):
+        apply_migrations(conn, "demo", twice)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert "items" not in tables and "other" not in tables, "nothing applied"
+    conn.close()
+
+
+@pytest.mark.anyio
+async def test_sqlite_ping_answers_then_fails_once_closed(tmp_db_path: Path) -> None:
+    db = SqliteDatabase(tmp_db_path)
+    await db.ping()
+    db.close()
+    db.close()  # a second close does nothing
+    with pytest.raises(BackendUnavailableError, match="closed"):
+        await db.ping()
+
+
+PG_MIGRATIONS = [
+    Migration("001_items", "CREATE TABLE items (id SERIAL PRIMARY KEY, name TEXT NOT NULL);"),
+    Migration(
+        "002_log",
+        """CREATE TABLE log (item_id INTEGER, note TEXT);
+CREATE FUNCTION items_log() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO log (item_id, note) VALUES (NEW.id, 'added');
+  RETURN NEW;
+END $$;
+CREATE TRIGGER items_log AFTER INSERT ON items FOR EACH ROW EXECUTE FUNCTION items_log();""",
+    ),
+]
+
+
+@pytest.mark.anyio
+@pytest.mark.postgres
+async def test_postgres_migrations_use_the_same_runner_and_table(postgres_dsn: str) -> None:
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(postgres_dsn, autocommit=True) as conn:
+        assert await apply_postgres_migrations(conn, "demo", PG_MIGRATIONS) == [
+            "001_items",
+            "002_log",
+        ]
+        assert await apply_postgres_migrations(conn, "demo", PG_MIGRATIONS) == []
+        await conn.execute("INSERT INTO items (name) VALUES ('a')")
+        cur = await conn.execute("SELECT note FROM log")
+        assert await cur.fetchall() == [("added",)]
+        cur = await conn.execute("SELECT namespace, name FROM schema_migrations ORDER BY name")
+        assert await cur.fetchall() == [("demo", "001_items"), ("demo", "002_log")]
+        broken = [Migration("003_bad", "CREATE TABLE ok (x int); CREATE TABLE ok (x int);")]
+        with pytest.raises(psycopg.errors.DuplicateTable):
+            await apply_postgres_migrations(conn, "demo", [*PG_MIGRATIONS, *broken])
+        cur = await conn.execute(
+            "SELECT to_regclass('ok') IS NULL, count(*) FROM schema_migrations"
+        )
+        assert await cur.fetchone() == (True, 2), "a failed migration leaves nothing behind"
+
+
+@pytest.mark.anyio
+async def test_redis_connection_translates_a_refused_connection() -> None:
+    redis = RedisConnection("redis://127.0.0.1:1/0", what="Redis test store")
+    with pytest.raises(BackendUnavailableError, match="Redis test store unreachable"):
+        await redis.ping()
+    await redis.aclose()
+    await redis.aclose()  # idempotent
+
+
+@pytest.mark.anyio
+@pytest.mark.redis
+async def test_redis_connection_pings_a_live_server(redis_url: str) -> None:
+    redis = RedisConnection(redis_url, what="Redis test store")
+    await redis.ping()
+    assert await redis.call(redis.client.set("hd:test", "é")) is True
+    assert await redis.call(redis.client.get("hd:test")) == "é", "responses are decoded"
+    await redis.aclose()

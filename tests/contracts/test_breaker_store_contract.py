@@ -96,3 +96,13 @@ async def test_reset_one_and_all(stores: Callable[[], BreakerStateStore]) -> Non
     assert set(await store.all()) == {"b"}
     await store.reset()
     assert await store.all() == {}
+
+
+async def test_ping_answers_and_aclose_is_idempotent(
+    stores: Callable[[], BreakerStateStore],
+) -> None:
+    store = stores()
+    await store.ping()
+    await store.update("get_order", _bump)
+    await store.aclose()
+    await store.aclose()  # a second close does nothing (and neither does the fixture's)

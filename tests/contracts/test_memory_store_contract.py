@@ -1,4 +1,5 @@
-"""One contract for every MemoryStore backend: SQLite always, PostgreSQL when it runs."""
+"""One contract for every MemoryStore backend: SQLite always, PostgreSQL when it runs (both
+built by ``build_memory_store``, as the service builds them)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from pathlib import Path
 import anyio
 import pytest
 
+from hermes_desk.config import MemorySettings
 from hermes_desk.errors import NotFoundError
 from hermes_desk.memory.decay import DecayPolicy
 from hermes_desk.memory.fact import CandidateFact, Fact, FactStatus, TagStatus
-from hermes_desk.memory.sqlite_store import SqliteMemoryStore
-from hermes_desk.memory.store import MemoryStore
+from hermes_desk.memory.store import MemoryStore, build_memory_store
 from hermes_desk.memory.transitions import Outcome, Planner
 
 pytestmark = pytest.mark.anyio
@@ -30,14 +31,13 @@ def anyio_backend() -> str:
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[MemoryStore]:
     if request.param == "sqlite":
-        backend: MemoryStore = SqliteMemoryStore.open(tmp_path / "memory.db")
+        settings = MemorySettings()
     else:
-        from hermes_desk.memory.postgres_store import PostgresMemoryStore
-
         dsn = request.getfixturevalue("postgres_dsn")
-        backend = await PostgresMemoryStore.open(dsn, max_size=4)
+        settings = MemorySettings(store="postgres", postgres_dsn=dsn)
+    backend = build_memory_store(settings, database=tmp_path / "memory.db", pool_size=4)
     yield backend
-    await backend.close()
+    await backend.aclose()
 
 
 @pytest.fixture
@@ -212,3 +212,10 @@ async def test_concurrent_confirmations_are_never_lost(
             tg.start_soon(say_often, 5)
     [fact] = await store.facts("t1", "u1")
     assert fact.status is FactStatus.ACTIVE and fact.confirmations == 30
+
+
+async def test_ping_answers_and_aclose_is_idempotent(store: MemoryStore, planner: Planner) -> None:
+    await store.ping()
+    await remember(store, planner, "u1", "logistics_delay_days", 7)
+    await store.aclose()
+    await store.aclose()  # a second close does nothing (and neither does the fixture's)

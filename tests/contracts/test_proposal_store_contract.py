@@ -124,3 +124,10 @@ def test_view_masks_sensitive_arguments() -> None:
     view = _proposal("act_1").view()
     assert view["arguments"]["phone"] != "13812345678"
     assert view["arguments"]["order_id"] == "202405201234"
+
+
+async def test_ping_answers_and_aclose_is_idempotent(store: Any) -> None:
+    await store.ping()
+    assert await store.add(_proposal("act_1"))
+    await store.aclose()
+    await store.aclose()  # a second close does nothing (and neither does the fixture's)

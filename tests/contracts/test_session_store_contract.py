@@ -394,3 +394,11 @@ async def test_a_reopened_store_returns_every_acknowledged_session_and_turn(
     with pytest.raises(ConflictError, match="changed meanwhile"):
         await before.save(stale)
     assert _texts(await after.get("t1", "user1", sessions[1].id)) == ["1.0", "1.1", "after"]
+
+
+async def test_ping_answers_and_aclose_is_idempotent(opener: Opener) -> None:
+    store = await opener()
+    await store.ping()
+    assert await store.save(_session("sess_ping"), create=True) is SaveResult.WRITTEN
+    await store.aclose()
+    await store.aclose()  # a second close does nothing (and neither does the fixture's)

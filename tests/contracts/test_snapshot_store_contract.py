@@ -43,7 +43,7 @@ async def backend(
     elif request.param == "sqlite":
         store = SqliteSnapshotStore(tmp_path / "s.db", clock=clock)
     else:
-        from hermes_desk.workflows.redis_snapshots import RedisSnapshotStore
+        from hermes_desk.workflows.redis_store import RedisSnapshotStore
 
         url = request.getfixturevalue("redis_url")
         store = RedisSnapshotStore(url, prefix="test:")
@@ -55,7 +55,7 @@ async def backend(
             clock.advance(seconds)
 
     yield store, wait
-    await store.close()
+    await store.aclose()
 
 
 def snap(
@@ -147,3 +147,13 @@ async def test_snapshots_expire_after_their_ttl(backend: Any) -> None:
     # An expired workflow id can be written afresh.
     await store.save(snap(), expected_seq=None, ttl_s=60)
     assert [h.seq for h in await store.history("wf_1")] == [1]
+
+
+async def test_ping_answers_and_aclose_is_idempotent(
+    backend: tuple[Any, Callable[[float], Any]],
+) -> None:
+    store, _ = backend
+    await store.ping()
+    await store.save(snap(), expected_seq=None, ttl_s=60)
+    await store.aclose()
+    await store.aclose()  # a second close does nothing (and neither does the fixture's)

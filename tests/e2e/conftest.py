@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +19,7 @@ import pytest
 from demo_backend import create_app as create_backend
 from hermes_desk.api.app import create_app
 from hermes_desk.config import Settings
-from hermes_desk.testing.servers import serve_in_thread
+from hermes_desk.testing.servers import free_port, serve_in_thread
 
 
 @dataclass
@@ -70,3 +76,52 @@ def service(tmp_path: Path, backend_url: str) -> Iterator[Service]:
     ):
         yield Service(url, backend_url, client, settings)
     httpx.delete(f"{backend_url}/_faults")
+
+
+class ServeProcess:
+    """``python -m hermes_desk serve`` as a child process on a data folder: start, SIGKILL, start
+    again on the same data (the embedded defaults: SQLite sessions, snapshots and memory)."""
+
+    def __init__(self, data_dir: Path, backend_url: str, model_dir: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = data_dir.parent / f"serve-{self.port}.log"
+        self.env = {
+            **os.environ,
+            "HERMES_SERVICE__DATA_DIR": str(data_dir),
+            "HERMES_SERVICE__BACKEND_URL": backend_url,
+            "HERMES_NLU__MODEL_DIR": str(model_dir),
+            "HERMES_WORKFLOWS__WATCHDOG_INTERVAL_S": "3600",
+        }
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout_s: float = 120) -> None:
+        argv = [sys.executable, "-m", "hermes_desk", "serve", "--port", str(self.port)]
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen(argv, stdout=out, stderr=out, env=self.env)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"serve exited: {self.log.read_text(errors='replace')[-2000:]}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return
+            time.sleep(0.1)
+        raise RuntimeError(f"serve did not come up: {self.log.read_text(errors='replace')[-2000:]}")
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown handler runs, nothing is flushed on the way out."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+
+@pytest.fixture
+def serve_process(tmp_path: Path, backend_url: str, pack_model_dir: Path) -> Iterator[ServeProcess]:
+    """A ``serve`` child process on ``tmp_path / "data"`` (not started yet); killed at the end."""
+    httpx.delete(f"{backend_url}/_faults")
+    served = ServeProcess(tmp_path / "data", backend_url, pack_model_dir)
+    try:
+        yield served
+    finally:
+        served.kill()

@@ -91,13 +91,16 @@ def test_session_create_validation(service: Service) -> None:
     _error(service.client.post("/v1/sessions", json={}), 422, "user_id")
     _error(service.client.post("/v1/sessions", json={"user_id": ""}), 422, "user_id")
     _error(service.client.post("/v1/sessions", json={"user_id": 5}), 422, "user_id")
-    _error(service.client.get("/v1/sessions/x"), 422, "user_id")
+    # Without ?user_id= the session is looked up by id: an unknown one is "not found".
+    _error(service.client.get("/v1/sessions/x"), 404, "not found")
+    _error(service.client.get("/v1/sessions/x", params={"user_id": "u 1"}), 422, "user_id")
 
 
 def test_api_keys_separate_tenants(tmp_path: Path, backend_url: str) -> None:
-    settings = make_settings(tmp_path, backend_url, api_keys={"key-a": "acme", "key-b": "globex"})
-    a = {"x-api-key": "key-a"}
-    b = {"authorization": "Bearer key-b"}
+    key_a, key_b = "key-a-0123456789ab", "key-b-0123456789ab"
+    settings = make_settings(tmp_path, backend_url, api_keys={key_a: "acme", key_b: "globex"})
+    a = {"x-api-key": key_a}
+    b = {"authorization": f"Bearer {key_b}"}
     with (
         serve_in_thread(create_app(settings), startup_timeout_s=60) as url,
         httpx.Client(base_url=url) as client,

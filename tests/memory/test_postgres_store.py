@@ -24,7 +24,7 @@ async def store(postgres_dsn: str) -> AsyncIterator[Any]:
 
     backend = await PostgresMemoryStore.open(postgres_dsn, max_size=4)
     yield backend
-    await backend.close()
+    await backend.aclose()
 
 
 @pytest.fixture

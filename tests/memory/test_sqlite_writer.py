@@ -59,7 +59,7 @@ async def test_a_lone_write_commits_and_returns_its_result(db: SqliteDatabase) -
     writer = GroupCommitWriter(db)
     assert await writer.run(insert(1)) == 1  # type: ignore[arg-type]
     assert values(db) == [1]
-    await writer.close()
+    await writer.aclose()
 
 
 async def test_queued_writes_commit_together_and_a_failure_is_undone_alone(
@@ -101,7 +101,7 @@ async def test_queued_writes_commit_together_and_a_failure_is_undone_alone(
     assert isinstance(results["bad"], ValueError)
     assert values(db) == [1, 2]
     assert groups == [1, 3]  # the gate alone, then the three queued writes in one commit
-    await writer.close()
+    await writer.aclose()
 
 
 async def test_a_failing_lone_write_rolls_back(db: SqliteDatabase) -> None:
@@ -115,7 +115,7 @@ async def test_a_failing_lone_write_rolls_back(db: SqliteDatabase) -> None:
         await writer.run(fails)
     assert values(db) == []
     assert await writer.run(insert(6)) == 6  # type: ignore[arg-type]
-    await writer.close()
+    await writer.aclose()
 
 
 async def test_a_write_cancelled_before_its_turn_never_runs(db: SqliteDatabase) -> None:
@@ -143,7 +143,7 @@ async def test_a_write_cancelled_before_its_turn_never_runs(db: SqliteDatabase) 
         gate.open.set()
     await writer.run(insert(8))  # type: ignore[arg-type]
     assert ran == [] and values(db) == [8]
-    await writer.close()
+    await writer.aclose()
 
 
 async def test_close_finishes_queued_writes(db: SqliteDatabase) -> None:
@@ -152,6 +152,6 @@ async def test_close_finishes_queued_writes(db: SqliteDatabase) -> None:
         for v in range(20):
             tg.start_soon(writer.run, insert(v))
         await wait_all_tasks_blocked()
-        await writer.close()
+        await writer.aclose()
     assert values(db) == list(range(20))
-    await writer.close()  # a second close does nothing
+    await writer.aclose()  # a second close does nothing

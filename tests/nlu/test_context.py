@@ -121,3 +121,22 @@ def test_probabilities_are_sklearns_logistic_regression() -> None:
     got = np.array([[p for _, p in model.probabilities(v)] for v in views])
     assert list(reference.classes_) == [label for label, _ in model.probabilities(views[0])]
     assert np.allclose(got, expected, atol=1e-9)
+
+
+def test_training_reports_progress_up_to_done() -> None:
+    shares: list[float] = []
+    train_turn_reader(_examples(), _dialogues(), "linear", folds=3, progress=shares.append)
+    assert len(shares) == 5  # the classifier, three folds, the context model
+    assert shares == sorted(shares) and shares[-1] == 1.0 and 0 < shares[0] < 1
+
+
+def test_the_context_model_of_an_ensemble_reads_its_svm_member() -> None:
+    from hermes_desk.nlu import build_classifier
+    from hermes_desk.nlu.context import context_reader
+    from hermes_desk.nlu.ensemble import EnsembleIntentClassifier
+
+    ensemble = build_classifier("ensemble")
+    assert isinstance(ensemble, EnsembleIntentClassifier)
+    assert context_reader(ensemble) is ensemble.linear
+    linear = build_classifier("linear")
+    assert context_reader(linear) is linear

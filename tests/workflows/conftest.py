@@ -32,7 +32,7 @@ def settings() -> WorkflowSettings:
 def store(tmp_path: Path) -> Iterator[SqliteSnapshotStore]:
     snapshots = SqliteSnapshotStore(tmp_path / "snapshots.db")
     yield snapshots
-    anyio.run(snapshots.close)
+    anyio.run(snapshots.aclose)
 
 
 @pytest.fixture

@@ -36,7 +36,7 @@ def base_url(tmp_path: Path) -> Iterator[str]:
         async with build(definitions, tools, store, settings) as service:
             app.state.runtime = types.SimpleNamespace(workflows=service)
             yield
-        await store.close()
+        await store.aclose()
 
     app = FastAPI(lifespan=lifespan)
     install_error_handlers(app)

@@ -96,7 +96,7 @@ async def test_first_mode_race_where_both_succeed_keeps_store_and_memory_in_step
         {"name": "race", "mode": "first", "steps": [step("sms"), step("captcha")]},
         {"name": "verify", "steps": [step("check", wait_for="code")]},
     )
-    from hermes_desk.workflows.redis_snapshots import RedisSnapshotStore
+    from hermes_desk.workflows.redis_store import RedisSnapshotStore
 
     store = RedisSnapshotStore(redis_url)
     async with make_service(definition, store=store) as service:
@@ -110,7 +110,7 @@ async def test_first_mode_race_where_both_succeed_keeps_store_and_memory_in_step
             assert waiting is not None and waiting.id == view.id
             done = await service.provide_input(view.id, {"code": "1"})
             assert done.status == "completed"
-    await store.close()
+    await store.aclose()
 
 
 async def test_first_mode_ignores_a_failed_step_while_another_can_still_win(

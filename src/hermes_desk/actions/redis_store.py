@@ -1,18 +1,16 @@
 """Proposals in Redis, for several workers: a hash per proposal, a sorted set per session and one
 of pending expiries. A status change is one Lua script comparing the stored status, so two
-workers approving at once cannot both win. The only module of ``actions`` importing ``redis``.
+workers approving at once cannot both win. The client and its error translation are the shared
+:class:`~hermes_desk.storage.redis.RedisConnection`.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hermes_desk.actions.proposal import Proposal, ProposalStatus
-from hermes_desk.errors import BackendUnavailableError, MissingExtraError
-
-if TYPE_CHECKING:
-    from redis.asyncio import Redis
+from hermes_desk.storage.redis import RedisConnection
 
 __all__ = ["RedisProposalStore"]
 
@@ -45,12 +43,10 @@ _TTL_S = 7 * 24 * 3600
 class RedisProposalStore:
     """Proposal store on Redis (``pip install 'hermes-desk[redis]'``)."""
 
-    def __init__(self, url: str, *, prefix: str = "hermes:") -> None:
-        try:
-            import redis.asyncio as aioredis
-        except ImportError as exc:  # pragma: no cover - depends on the installed extras
-            raise MissingExtraError("the Redis proposal store", "redis") from exc
-        self._client: Redis = aioredis.Redis.from_url(url, decode_responses=True)
+    def __init__(self, url: str, *, prefix: str = "hermes:", client: Any | None = None) -> None:
+        self._redis = RedisConnection(url, what="Redis proposal store", client=client)
+        self._client = self._redis.client
+        self._call = self._redis.call
         self._prefix = prefix
         self._replace = self._client.register_script(_REPLACE)
         self._add = self._client.register_script(_ADD)
@@ -102,13 +98,9 @@ class RedisProposalStore:
         values = await self._call(pipe.execute())
         return [Proposal.from_dict(json.loads(v)) for v in values if v]
 
-    async def _call(self, awaitable: Any) -> Any:
-        from redis.exceptions import RedisError
-
-        try:
-            return await awaitable
-        except RedisError as exc:
-            raise BackendUnavailableError(f"Redis proposal store: {exc}") from exc
+    async def ping(self) -> None:
+        await self._redis.ping()
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        """Release the connection pool (only if this store created the client). Idempotent."""
+        await self._redis.aclose()

@@ -11,8 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hermes_desk.actions.proposal import Proposal, ProposalStatus
-from hermes_desk.storage import SqliteDatabase
-from hermes_desk.storage.migrations import Migration, apply_migrations
+from hermes_desk.storage import Migration, SqliteDatabase, apply_migrations
 
 __all__ = ["MIGRATIONS", "SqliteProposalStore"]
 
@@ -36,6 +35,8 @@ MIGRATIONS: Sequence[Migration] = (
 
 
 class SqliteProposalStore:
+    """Proposals in a SQLite file of their own (``<data_dir>/actions.db``)."""
+
     def __init__(self, path: str | Path) -> None:
         self._db = SqliteDatabase(path)
         self._db.call(lambda conn: apply_migrations(conn, "actions", MIGRATIONS))
@@ -99,7 +100,11 @@ class SqliteProposalStore:
         )
         return _proposals(rows)
 
+    async def ping(self) -> None:
+        await self._db.ping()
+
     async def aclose(self) -> None:
+        """Close the database. Idempotent."""
         self._db.close()
 
 

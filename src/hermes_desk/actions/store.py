@@ -41,7 +41,13 @@ class ProposalStore(Protocol):
         """Pending proposals whose ``expires_at`` is at or before ``now``."""
         ...
 
-    async def aclose(self) -> None: ...
+    async def ping(self) -> None:
+        """Return when the backend answers; raise (``BackendUnavailableError`` …) otherwise."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what the store holds. Idempotent."""
+        ...
 
 
 class MemoryProposalStore:
@@ -78,8 +84,11 @@ class MemoryProposalStore:
         found = [Proposal.from_dict(dict(d)) for d in self._items.values()]
         return [p for p in found if p.pending and p.expires_at <= now][:limit]
 
+    async def ping(self) -> None:
+        """Always answers: the proposals are in this process."""
+
     async def aclose(self) -> None:
-        return None
+        """Nothing to release."""
 
 
 def build_proposal_store(settings: ActionSettings, *, data_dir: Path) -> ProposalStore:

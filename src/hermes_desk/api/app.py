@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import Depends, FastAPI
 
 from hermes_desk import __version__
 from hermes_desk.api import ws
 from hermes_desk.api.deps import get_tenant
-from hermes_desk.api.errors import install_error_handlers
-from hermes_desk.api.middleware import BodySizeLimit, RequestTimeLimit
+from hermes_desk.api.errors import error_responses, install_error_handlers
+from hermes_desk.api.middleware import RequestGuard, RequestTimeLimit
 from hermes_desk.api.routes import (
     actions,
     console,
@@ -50,17 +51,52 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         version=__version__,
         description="Agent assist for customer service: sessions, NLU, tools, workflows, memory.",
         lifespan=lifespan,
+        # Any request can be refused at the edge (size, JSON, text) or fail or time out.
+        responses=error_responses(413, 422, 500, 504),
     )
     install_error_handlers(app)
     app.include_router(health.router)
     # Every resource route resolves the caller's tenant first (401 without a valid key when
     # keys are configured); the routers read it from request.state.tenant.
     for module in (sessions, turns, actions, memory, tools, workflows):
-        app.include_router(module.router, dependencies=[Depends(get_tenant)])
+        app.include_router(
+            module.router, dependencies=[Depends(get_tenant)], responses=error_responses(401)
+        )
     # The session WebSocket checks its key itself (browsers send it as a query parameter);
     # the console page is static and holds no data.
     app.include_router(ws.router)
     app.include_router(console.router)
-    app.add_middleware(BodySizeLimit, max_bytes=settings.service.max_body_bytes)
+    app.add_middleware(RequestGuard, max_bytes=settings.service.max_body_bytes)
     app.add_middleware(RequestTimeLimit, timeout_s=settings.service.request_timeout_s)
+    _contract(app, settings)
     return app
+
+
+def _contract(app: FastAPI, settings: Settings) -> None:
+    """``/openapi.json`` states this service's settings: the text limit, and whether a key is
+    required (an open service, without ``service.api_keys``, also accepts requests without);
+    error bodies are JSON on every route."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        document = build()
+        text = document["components"]["schemas"]["TurnCreate"]["properties"]["text"]
+        text["maxLength"] = settings.service.max_text_chars
+        for operation in _operations(document):
+            if "security" in operation and not settings.service.api_keys:
+                operation["security"].append({})
+            for status, response in operation["responses"].items():
+                if status[0] in "45":
+                    # Errors are JSON whatever the route's own media type (/metrics).
+                    schemas = [c["schema"] for c in response.get("content", {}).values()]
+                    response["content"] = {"application/json": {"schema": schemas[0]}}
+        app.openapi_schema = document
+        return document
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _operations(document: dict[str, Any]) -> list[dict[str, Any]]:
+    return [op for path in document.get("paths", {}).values() for op in path.values()]

@@ -1,15 +1,18 @@
-"""Edge guards: request size limit, global time limit (504), request ids in the response."""
+"""Edge guards: what a request may carry (size, storable JSON, valid text in the URL) and the
+global time limit (504). Every refusal is a JSON error body."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from urllib.parse import unquote_to_bytes
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from hermes_desk.api.errors import error_body
+from hermes_desk.api.errors import error_body, problem, validation_body
+from hermes_desk.api.payload import PayloadError, check_storable, parse_json
 
-__all__ = ["BodySizeLimit", "RequestTimeLimit"]
+__all__ = ["RequestGuard", "RequestTimeLimit", "url_problems"]
 
 
 async def _send_json(send: Send, status: int, body: dict[str, object]) -> None:
@@ -27,8 +30,39 @@ async def _send_json(send: Send, status: int, body: dict[str, object]) -> None:
     await send({"type": "http.response.body", "body": payload})
 
 
-class BodySizeLimit:
-    """Refuse bodies over ``max_bytes`` with 413, whether declared or streamed."""
+def url_problems(scope: Scope) -> list[dict[str, str]]:
+    """The path segments and query parameters that are not valid UTF-8 text once
+    percent-decoded (a lone surrogate arrives as ``%ED%A0%80``), or hold a lone surrogate."""
+    problems: list[dict[str, str]] = []
+    raw_path = scope.get("raw_path")
+    if isinstance(raw_path, bytes) and not _is_text(unquote_to_bytes(raw_path)):
+        problems.append({"field": "path", "message": "the path is not valid UTF-8 text"})
+    try:
+        check_storable(scope.get("path", ""), loc=("path",))
+    except PayloadError:
+        problems.append({"field": "path", "message": "the path contains a lone surrogate"})
+    for pair in bytes(scope.get("query_string", b"")).split(b"&"):
+        name, _, value = pair.replace(b"+", b" ").partition(b"=")
+        raw_name, raw_value = unquote_to_bytes(name), unquote_to_bytes(value)
+        if not (_is_text(raw_name) and _is_text(raw_value)):
+            label = raw_name.decode("utf-8", errors="replace") or "query"
+            problems.append(problem(("query", label), "not valid UTF-8 text"))
+    return problems
+
+
+def _is_text(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+class RequestGuard:
+    """Refuse what the service cannot take before any route sees it: a body over ``max_bytes``
+    (413, whether declared or streamed); a body that is not JSON the service can store —
+    malformed, nested deeper than :data:`~hermes_desk.api.payload.MAX_DEPTH`, or with a lone
+    surrogate in any string (422); a path or query that is not valid text (422)."""
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
@@ -40,7 +74,12 @@ class BodySizeLimit:
             return
         declared = dict(scope.get("headers", [])).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await _send_json(send, 413, self._body())
+            await _send_json(send, 413, self._too_large())
+            return
+        bad_url = url_problems(scope)
+        if bad_url:
+            refusal = validation_body(bad_url, code="invalid_text", message="invalid request")
+            await _send_json(send, 422, refusal)
             return
         body = b""
         more = True
@@ -50,9 +89,18 @@ class BodySizeLimit:
                 break
             body += message.get("body", b"")
             if len(body) > self.max_bytes:
-                await _send_json(send, 413, self._body())
+                await _send_json(send, 413, self._too_large())
                 return
             more = message.get("more_body", False)
+        if body.strip():
+            try:
+                parse_json(body)
+            except PayloadError as exc:
+                problems = [problem(p["loc"], p["msg"]) for p in exc.problems]
+                await _send_json(
+                    send, 422, validation_body(problems, code=exc.code, message=exc.message)
+                )
+                return
         sent = False
 
         async def replay() -> Message:
@@ -64,7 +112,7 @@ class BodySizeLimit:
 
         await self.app(scope, replay, send)
 
-    def _body(self) -> dict[str, object]:
+    def _too_large(self) -> dict[str, object]:
         return error_body("payload_too_large", f"request body over {self.max_bytes} bytes")
 
 

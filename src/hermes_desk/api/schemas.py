@@ -1,4 +1,9 @@
-"""Request bodies of the HTTP API. Responses are plain JSON documented in docs/api.md."""
+"""The HTTP API's contract: request bodies, response bodies and the error body.
+
+Every route declares its response model, so ``/openapi.json`` describes what the service answers
+(checked by schemathesis in the test suite). Values whose shape belongs to the domain pack (tool
+results, slot values, JSON Schemas of tools) are typed as any JSON value.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +13,73 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "AGENT_ID_PATTERN",
+    "TEXT_PATTERN",
     "USER_ID_PATTERN",
     "ApproveProposal",
+    "BreakerOut",
+    "ErrorBody",
+    "ErrorDetail",
+    "IntentOut",
+    "NoteOut",
+    "Problem",
+    "ProposalList",
+    "ProposalOut",
     "RejectProposal",
+    "SessionClosed",
     "SessionCreate",
+    "SessionOut",
+    "SuggestionOut",
+    "ToolCallOut",
+    "ToolHealthOut",
+    "ToolList",
+    "ToolOut",
     "TurnCreate",
+    "TurnOut",
 ]
 
 USER_ID_PATTERN = r"^[A-Za-z0-9_.:@-]{1,128}$"
 AGENT_ID_PATTERN = USER_ID_PATTERN
+
+# What ``assist.pipeline.check_text`` accepts, as a JSON Schema pattern: at least one character
+# that is neither whitespace (``str.strip``) nor a control character, and no control character
+# other than tab, newline and carriage return. Spelled with explicit ranges so that every regex
+# dialect (ECMA-262, Python, Rust) reads it the same way.
+_CONTROL = r"\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f"
+_BLANK = r"\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+TEXT_PATTERN = f"^[^{_CONTROL}]*[^{_BLANK}][^{_CONTROL}]*$"
+
+JsonValue = Any
+
+
+# -- errors --------------------------------------------------------------------------------------
+
+
+class Problem(BaseModel):
+    """One thing wrong with a request."""
+
+    field: str = Field(description="where: a dotted path in the body, or the parameter's name")
+    message: str = Field(description="why")
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong. Errors about one resource add its id (``session_id``, ``status``…)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    code: str = Field(description="machine-readable: validation_error, not_found, conflict…")
+    message: str = Field(description="for people: names the problem")
+    problems: list[Problem] | None = Field(
+        None, description="on 422: each field or parameter refused, and why"
+    )
+
+
+class ErrorBody(BaseModel):
+    """Every error the service answers (4xx and 5xx) has this body."""
+
+    error: ErrorDetail
+
+
+# -- request bodies ------------------------------------------------------------------------------
 
 
 class _Body(BaseModel):
@@ -30,7 +93,15 @@ class SessionCreate(_Body):
 
 class TurnCreate(_Body):
     user_id: str = Field(pattern=USER_ID_PATTERN)
-    text: str = Field(description="what was said (a final transcript segment or chat text)")
+    # Length and content are checked by the assistant (clear messages naming the limit); the
+    # schema states the same rules, its maxLength set from service.max_text_chars.
+    text: str = Field(
+        description=(
+            "what was said (a final transcript segment or chat text): not blank, no control "
+            "characters except tab and newlines, at most service.max_text_chars characters"
+        ),
+        json_schema_extra={"minLength": 1, "pattern": TEXT_PATTERN},
+    )
     speaker: Literal["customer", "agent"] = "customer"
 
 
@@ -47,3 +118,203 @@ class RejectProposal(_Body):
     user_id: str = Field(pattern=USER_ID_PATTERN, description="the proposal's customer")
     agent_id: str = Field(pattern=AGENT_ID_PATTERN, description="who rejects (recorded)")
     reason: str = Field(min_length=1, max_length=500, description="why (recorded)")
+
+
+# -- responses -----------------------------------------------------------------------------------
+
+
+class NoteOut(BaseModel):
+    """A note: an active fact above the confidence floor."""
+
+    fact_id: str
+    key: str
+    value: JsonValue
+    confidence: float
+    age_s: float
+    created_at: float
+    source_session: str | None
+    text: str = Field(description="the note as the console and the prompt show it")
+
+
+class TranscriptTurn(BaseModel):
+    role: Literal["user", "agent", "system", "tool"]
+    text: str
+    ts: float
+    tool_call_id: str | None = None
+    name: str | None = None
+    meta: dict[str, JsonValue] | None = None
+
+
+class WorkflowRef(BaseModel):
+    id: str
+    name: str
+    status: str
+
+
+class SessionOut(BaseModel):
+    """A session with its transcript, slots, short-term key facts, notes and workflows."""
+
+    session_id: str
+    user_id: str
+    status: Literal["open", "closed"]
+    created_at: float
+    last_active: float
+    idle_expires_at: float
+    turns: list[TranscriptTurn] = Field(
+        description="the transcript: customer and agent turns, tool calls and their results"
+    )
+    slots: dict[str, JsonValue]
+    short_term: list[dict[str, JsonValue]]
+    notes: list[NoteOut]
+    workflows: list[WorkflowRef]
+    model_usage: dict[str, JsonValue] = Field(description="model calls, tokens and cost")
+    resumed: bool | None = Field(None, description="on POST: an open session was resumed")
+
+
+class SessionClosed(BaseModel):
+    session_id: str
+    status: Literal["closed"]
+    turns: int = Field(ge=0, description="how many customer turns the session had")
+    notes: list[NoteOut] = Field(description="the customer's notes after the key facts moved")
+
+
+class IntentOut(BaseModel):
+    """How the turn was read.
+
+    ``ranking`` is the distribution of the model named by ``ranking_model``: the context model
+    (the turn read with its conversation) when the pack trained one, else the intent
+    classifier (the turn alone). ``name`` is ``ranking[0]`` unless ``decided_by`` says otherwise:
+    ``conversation`` (a bare slot value, or an unsure turn, keeps the conversation's intent),
+    ``out_of_scope`` (below the threshold, or an acknowledgement).
+    """
+
+    name: str = Field(description="the intent the turn is handled under (oos = out of scope)")
+    answered_as: str = Field(description="the intent whose answer the turn gives")
+    act: Literal["question", "request"]
+    confidence: float = Field(ge=0, le=1, description="the deciding model's top probability")
+    carried: bool = Field(description="the intent came from the conversation, not the turn alone")
+    out_of_scope: bool
+    decided_by: Literal["model", "conversation", "out_of_scope"]
+    ranking_model: Literal["context", "classifier"]
+    ranking: list[tuple[str, float]] = Field(description="top three [label, probability]")
+    latency_ms: float
+
+
+class ToolCallOut(BaseModel):
+    """A tool call of the turn: a read the turn made, or a workflow step that ran during it."""
+
+    tool: str
+    status: str = Field(description="ok, not_found, refused, timeout, error, invalid_args…")
+    source: Literal["turn", "workflow"]
+    step: str | None = Field(None, description="the workflow step (source workflow)")
+    latency_ms: float | None
+    result: JsonValue = None
+    fallback: JsonValue = None
+    error: str | None = None
+    call_id: str | None = None
+
+
+class StepRef(BaseModel):
+    name: str
+    status: str
+    tool: str | None
+
+
+class TurnWorkflow(BaseModel):
+    id: str
+    name: str
+    status: str
+    phase: str | None
+    waiting_for: str | None = Field(description="a slot, or approval:<step> for a write")
+    steps: list[StepRef]
+
+
+class ProposalOut(BaseModel):
+    """A write proposed to the agent (arguments masked where sensitive) and where it stands."""
+
+    id: str
+    session_id: str | None
+    tool: str
+    arguments: dict[str, JsonValue]
+    why: dict[str, JsonValue]
+    explanation: str
+    language: str
+    status: str = Field(description="pending, executed, failed, rejected, expired")
+    created_at: float
+    expires_at: float
+    workflow_id: str | None
+    step: str | None
+    agent_id: str | None
+    decided_at: float | None
+    reason: str | None
+    executed_arguments: dict[str, JsonValue] | None
+    executed_at: float | None
+    result_status: str | None
+    result: JsonValue
+
+
+class ProposalList(BaseModel):
+    proposals: list[ProposalOut]
+
+
+class SuggestionOut(BaseModel):
+    text: str
+    source: str = Field(description="offline, or the model that answered")
+    compliant: bool
+    violations: list[str]
+    situation: str
+
+
+class TurnOut(BaseModel):
+    """What a turn answers. An agent turn carries only the first three fields' values."""
+
+    session_id: str
+    turn_index: int = Field(ge=0)
+    speaker: Literal["customer", "agent"]
+    intent: IntentOut | None
+    slots: dict[str, JsonValue]
+    missing_slots: list[str]
+    tool_calls: list[ToolCallOut] = Field(
+        description="every tool call of the turn: its reads and the workflow steps it ran"
+    )
+    workflow: TurnWorkflow | None
+    proposals: list[ProposalOut]
+    suggestion: SuggestionOut | None
+    key_facts: list[dict[str, JsonValue]]
+    notes: list[NoteOut]
+    events: list[dict[str, JsonValue]]
+
+
+class BreakerOut(BaseModel):
+    state: Literal["closed", "open", "probing"]
+    consecutive_timeouts: int
+    failures: int
+    opened_at: float | None
+    probe_started_at: float | None
+    reason: str | None
+    retry_at: float | None
+    retry_in_s: float | None = None
+
+
+class ToolOut(BaseModel):
+    """A tool's spec and its circuit breaker."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    description: str
+    parameters: dict[str, JsonValue] = Field(description="JSON Schema of the arguments")
+    required: list[str]
+    effect: Literal["read", "write"]
+    breaker: BreakerOut | None
+
+
+class ToolList(BaseModel):
+    tools: list[ToolOut]
+
+
+class ToolHealthOut(BaseModel):
+    tool: str
+    healthy: bool
+    latency_ms: float
+    breaker: BreakerOut

@@ -17,18 +17,23 @@ Server → client::
     {"type": "assist", "seq", ...TurnOutcome.to_dict()}                    a final customer segment
     {"type": "proposal", "seq", "proposal": {...}}                         a decision's outcome
     {"type": "proposals", "proposals": [...]}                              then the session's all
-    {"type": "error", "error": {"code", "message"}, "seq"?}                a refused message
+    {"type": "error", "error": {"code", "message", "problems"?}, "seq"?}   a refused message
     {"type": "pong"}
+    {"type": "session_closed", "session_id", "reason"}                     then close code 4404
 
 Partial segments (speech recognition still listening) are echoed for the live transcript and run
 nothing. Final segments are recorded in order: a customer's runs the turn pipeline exactly as
 ``POST /v1/sessions/{id}/turns`` does, an agent's is appended to the transcript. A bad message
-gets an error and changes nothing; the socket stays open. Every socket on the same session sees
-the others' segments and assists (the call platform streams, the agent console watches) — within
-this process.
+gets an error and changes nothing; the socket stays open. Frames are parsed by the same checker
+as REST bodies (:mod:`hermes_desk.api.payload`): malformed JSON, lone surrogates and nesting
+deeper than :data:`~hermes_desk.api.payload.MAX_DEPTH` are refused before anything runs. Every
+socket on the same session sees the others' segments and assists (the call platform streams,
+the agent console watches) — within this process.
 
 Close codes: 4401 no valid API key, 4400 bad ``user_id``, 4404 unknown, foreign, expired or
-closed session (also when it is closed while the socket is open).
+closed session. Closing or expiring a session (``DELETE``, the idle sweep, a lazy expiry) closes
+every socket on it at once — a ``session_closed`` message, then 4404 — through a destroy hook
+the hub registers on the session manager.
 """
 
 from __future__ import annotations
@@ -49,11 +54,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 from starlette.websockets import WebSocketDisconnect
 
+from hermes_desk.api.payload import PayloadError, parse_json
 from hermes_desk.api.schemas import USER_ID_PATTERN
 from hermes_desk.api.security import resolve_tenant
 from hermes_desk.assist import check_text
 from hermes_desk.errors import ConflictError, HermesError, NotFoundError
 from hermes_desk.runtime import Runtime
+from hermes_desk.sessions import DestroyReason, Session
 
 __all__ = [
     "CLOSE_BAD_REQUEST",
@@ -69,6 +76,8 @@ CLOSE_BAD_REQUEST = 4400
 CLOSE_NO_SESSION = 4404
 # Final segments waiting behind a running turn; more than this and the sender is told to slow down.
 MAX_PENDING_SEGMENTS = 16
+# How long a socket may take to take its last message and close frame when its session ends.
+_CLOSE_GRACE_S = 2.0
 
 router = APIRouter(tags=["realtime"])
 _logger = logging.getLogger(__name__)
@@ -120,10 +129,19 @@ _MODELS: dict[str, type[_Segment] | type[_Ping] | type[_Approve] | type[_Reject]
 class _Refused(Exception):
     """A client message that gets an error reply; the socket stays open."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(
+        self, code: str, message: str, problems: list[dict[str, Any]] | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.problems = problems
+
+    def frame(self, seq: int) -> dict[str, Any]:
+        reply = _error(self.code, self.message, seq=seq)
+        if self.problems:
+            reply["error"]["problems"] = self.problems
+        return reply
 
 
 @dataclass(eq=False)
@@ -151,9 +169,21 @@ class _Peer:
                 with contextlib.suppress(WebSocketDisconnect, RuntimeError, OSError):
                     await self.socket.close(code)
 
+    async def end(self, code: int, payload: Mapping[str, Any]) -> None:
+        """Say ``payload`` and close with ``code``; a client too slow to take them is dropped."""
+        with anyio.move_on_after(_CLOSE_GRACE_S):
+            await self.send(payload)
+            await self.close(code)
+        self.gone = True
+
 
 class SessionHub:
-    """Which sockets watch which session, in this process, so updates reach all of them."""
+    """Which sockets watch which session, in this process, so updates reach all of them.
+
+    :meth:`session_ended` is a session-manager destroy hook: registered with
+    ``manager.on_destroy(hub.session_ended)``, it closes a session's sockets the moment the
+    session is closed or expires.
+    """
 
     def __init__(self) -> None:
         self._peers: dict[str, set[_Peer]] = {}
@@ -176,17 +206,29 @@ class SessionHub:
             await peer.send(payload)
 
     async def close_all(self, session_id: str, code: int, payload: Mapping[str, Any]) -> None:
-        for peer in list(self._peers.get(session_id, ())):
-            await peer.send(payload)
-            await peer.close(code)
+        """Send ``payload`` to every socket on the session and close them with ``code``, all at
+        once (a slow client does not hold up the others); they stop receiving anything."""
+        peers = self._peers.pop(session_id, set())
+        async with anyio.create_task_group() as tasks:
+            for peer in peers:
+                tasks.start_soon(peer.end, code, payload)
+
+    async def session_ended(self, session: Session, reason: DestroyReason) -> None:
+        """Destroy hook: the session was closed or expired; its sockets end with 4404."""
+        message = {"type": "session_closed", "session_id": session.id, "reason": reason}
+        await self.close_all(session.id, CLOSE_NO_SESSION, message)
 
 
-def _hub(socket: WebSocket) -> SessionHub:
+def _hub(socket: WebSocket, runtime: Runtime) -> SessionHub:
+    """The app's hub, made on first use (no import-time state) and hooked to the runtime's
+    session manager, so closing or expiring a session closes its sockets."""
     state = socket.app.state
     hub = getattr(state, "ws_hub", None)
-    if hub is None:  # one per app, made on first use (no import-time state)
+    if hub is None or getattr(state, "ws_hub_runtime", None) is not runtime:
         hub = SessionHub()
+        runtime.sessions.on_destroy(hub.session_ended)
         state.ws_hub = hub
+        state.ws_hub_runtime = runtime
     return cast(SessionHub, hub)
 
 
@@ -202,9 +244,12 @@ def _parse(raw: Mapping[str, Any], max_bytes: int, max_chars: int) -> _Message:
     if len(text.encode("utf-8", "surrogatepass")) > max_bytes:
         raise _Refused("payload_too_large", f"message over {max_bytes} bytes")
     try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise _Refused("invalid_json", f"message is not valid JSON: {exc}") from None
+        data = parse_json(text)
+    except PayloadError as exc:
+        # The shared checker speaks of a request "body"; here it is the message.
+        problems = [{**p, "loc": ["message", *p["loc"][1:]]} for p in exc.problems]
+        message = exc.message.replace("the body", "the message", 1)
+        raise _Refused(exc.code, message, problems) from None
     if not isinstance(data, dict):
         raise _Refused("validation_error", "message must be a JSON object with a 'type'")
     kind = data.get("type")
@@ -214,19 +259,20 @@ def _parse(raw: Mapping[str, Any], max_bytes: int, max_chars: int) -> _Message:
             "unknown_type", f"unknown message type {kind!r}; expected one of {sorted(_MODELS)}"
         )
     try:
-        message: _Message = model.model_validate(data)
+        parsed: _Message = model.model_validate(data)
     except PydanticValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'message'}: {err['msg']}"
-            for err in exc.errors()
+        problems = [{"loc": ["message", *err["loc"]], "msg": err["msg"]} for err in exc.errors()]
+        said = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'][1:]) or 'message'}: {err['msg']}"
+            for err in problems
         )
-        raise _Refused("validation_error", f"invalid {kind}: {problems}") from None
-    if isinstance(message, _Segment):
+        raise _Refused("validation_error", f"invalid {kind}: {said}", problems) from None
+    if isinstance(parsed, _Segment):
         try:
-            message.text = check_text(message.text, max_chars)
+            parsed.text = check_text(parsed.text, max_chars)
         except HermesError as exc:
             raise _Refused(exc.code, exc.message) from None
-    return message
+    return parsed
 
 
 @router.websocket("/v1/sessions/{session_id}/ws")
@@ -256,8 +302,14 @@ async def session_socket(socket: WebSocket, session_id: str) -> None:
         await peer.close(CLOSE_NO_SESSION)
         return
 
-    hub = _hub(socket)
+    hub = _hub(socket, runtime)
     hub.join(session_id, peer)
+    # Closed between the check and the join? Its hook ran without this socket: look again.
+    current = await runtime.sessions.store.load(session_id)
+    if current is None or not current.is_open:
+        hub.leave(session_id, peer)
+        await peer.end(CLOSE_NO_SESSION, _error("not_found", "session not found"))
+        return
     await peer.send(
         {
             "type": "ready",
@@ -306,14 +358,14 @@ async def _read(
     async with pending:
         while not peer.gone:
             raw = await socket.receive()
-            if raw["type"] == "websocket.disconnect":
+            if raw["type"] == "websocket.disconnect" or peer.gone:
                 peer.gone = True
-                return
+                return  # the client left, or the session ended while this message came in
             seq += 1
             try:
                 message = _parse(raw, max_bytes, max_chars)
             except _Refused as refused:
-                await peer.send(_error(refused.code, refused.message, seq=seq))
+                await peer.send(refused.frame(seq))
                 continue
             if isinstance(message, _Ping):
                 await peer.send({"type": "pong", "seq": seq})

@@ -203,6 +203,8 @@ def _outcome(
         "confidence": round(reading.confidence, 4),
         "carried": reading.carried,
         "out_of_scope": reading.intent.out_of_scope,
+        "decided_by": _decided_by(reading),
+        "ranking_model": reading.ranking_model,
         "ranking": [[label, round(p, 4)] for label, p in reading.ranking],
         "latency_ms": round(reading.nlu_ms, 3),
     }
@@ -228,15 +230,26 @@ def _keep_short_term(session: Session, candidates: Sequence[Any]) -> None:
         session.short_term.append(data)
 
 
+def _decided_by(reading: Reading) -> str:
+    """Why the turn has its intent: the top of the ranking shown (``model``), the
+    conversation's intent kept (``conversation``), or nothing sure enough (``out_of_scope``)."""
+    if reading.intent.out_of_scope:
+        return "out_of_scope"
+    top = reading.ranking[0][0] if reading.ranking else None
+    return "model" if top == reading.intent.name else "conversation"
+
+
 def _tool_view(name: str, result: ToolResult) -> dict[str, Any]:
     view = result.to_dict()
     view["tool"] = name
     view["source"] = "turn"
+    view["step"] = None
     return view
 
 
 def _workflow_calls(view: WorkflowView, since: float) -> list[dict[str, Any]]:
-    """The workflow's tool steps that finished during this turn, as tool calls."""
+    """The workflow's tool steps that finished during this turn, as tool calls (the same
+    fields as the turn's own calls; a step's result stays in the workflow)."""
     return [
         {
             "tool": step.tool,
@@ -244,6 +257,10 @@ def _workflow_calls(view: WorkflowView, since: float) -> list[dict[str, Any]]:
             "latency_ms": step.duration_ms,
             "source": "workflow",
             "step": step.name,
+            "result": None,
+            "fallback": None,
+            "error": step.error,
+            "call_id": None,
         }
         for step in view.steps
         if step.tool and step.finished_at is not None and step.finished_at >= since

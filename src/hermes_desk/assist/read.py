@@ -72,13 +72,17 @@ class TurnReaderStage:
         proposals = await self.actions.for_session(
             session.id, tenant=session.tenant, user=session.user
         )
+        # The ranking shown is the one of the model that decided: the context model when the
+        # pack trained one, else the classifier.
+        ranked = resolved.in_context or resolved.prediction
         return Reading(
             text=text,
             language=language,
             intent=intent,
             confidence=resolved.confidence,
             carried=resolved.carried,
-            ranking=list(resolved.prediction.ranking[:3]),
+            ranking=list(ranked.ranking[:3]),
+            ranking_model="context" if resolved.in_context is not None else "classifier",
             act=read_act(text),
             found=dict(found),
             slots=state.slots_for(intent.slots),

@@ -48,6 +48,7 @@ class Reading:
     nlu_ms: float
     waiting: WorkflowView | None
     proposals: list[Proposal]
+    ranking_model: Literal["context", "classifier"] = "classifier"
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from hermes_desk.config import NluSettings
+from hermes_desk.nlu.classifier import IntentClassifier, apply_threshold
 from hermes_desk.nlu.context import TurnReader, train_turn_reader
 from hermes_desk.nlu.evaluate import evaluate_conversation_modes, score_predictions
 from hermes_desk.nlu.examples import Conversation, Example, load_conversations, load_examples
-from hermes_desk.nlu.intent import IntentClassifier, apply_threshold, build_classifier
+from hermes_desk.nlu.intent import build_classifier
 from hermes_desk.nlu.threshold import DEFAULT_MIN_IN_SCOPE, choose_threshold
 
 __all__ = ["bench_banking77", "bench_clinc150", "bench_pack", "run"]

@@ -28,8 +28,8 @@ from hermes_desk.events import MemorySink
 from hermes_desk.workflows.definition import WorkflowDefinition, load_workflow_dir
 from hermes_desk.workflows.executor import CallableStepExecutor
 from hermes_desk.workflows.service import WorkflowService
-from hermes_desk.workflows.snapshot import InMemorySnapshotStore, SnapshotStore
-from hermes_desk.workflows.sqlite_snapshots import SqliteSnapshotStore
+from hermes_desk.workflows.sqlite_store import SqliteSnapshotStore
+from hermes_desk.workflows.store import InMemorySnapshotStore, SnapshotStore
 
 __all__ = [
     "ARTICLE_SCENARIO",
@@ -147,7 +147,7 @@ async def bench_password_reset(runs: int = 40, *, seed: int = 11) -> dict[str, A
                         definitions, durations, outcomes,
                     )  # fmt: skip
             wall = time.perf_counter() - started
-            await store.close()
+            await store.aclose()
             await tools.aclose()
             kb.close()
     finally:
@@ -260,7 +260,7 @@ async def bench_engine_overhead(
                 assert view.status == "completed"
             elapsed = time.perf_counter() - started
     finally:
-        await snapshots.close()
+        await snapshots.aclose()
         tmp.cleanup()
     per_step_ms = elapsed * 1000 / (workflows * steps)
     return {

@@ -27,7 +27,20 @@ def show(
 
 
 @app.command()
-def check(config: Annotated[Path, typer.Argument(help="YAML settings file")]) -> None:
-    """Validate a settings file; exit 2 naming the bad field."""
-    load_settings(config)
-    typer.echo(f"{config}: ok")
+def check(
+    config: Annotated[Path | None, typer.Argument(help="YAML settings file")] = None,
+    stores: Annotated[
+        bool, typer.Option(help="also connect to the Redis / PostgreSQL servers configured")
+    ] = True,
+) -> None:
+    """Validate the settings and everything the service will use (folders, pack, extras, MCP
+    commands, stores); exit 2 naming each bad setting."""
+    settings = load_settings(config)
+    from hermes_desk.preflight import check_settings
+
+    problems = check_settings(settings, stores=stores)
+    for problem in problems:
+        typer.echo(f"error: {problem}", err=True)
+    if problems:
+        raise typer.Exit(2)
+    typer.echo(f"{config or 'settings'}: ok")

@@ -64,8 +64,8 @@ def evaluate(
         anchor_neighbours=settings.anchor_neighbours,
         weights=weights,
     )
-    total = count_cases(data) if limit is None else limit
     try:
+        total = count_cases(data) if limit is None else limit
         with Progress(transient=True, disable=as_json) as progress:
             task = progress.add_task("trimming", total=total)
             report = evaluate_trimming(

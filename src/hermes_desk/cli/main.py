@@ -10,7 +10,7 @@ import typer
 from hermes_desk import __version__
 from hermes_desk.cli import bench, config_cmd, context, mcp, memory, nlu, tools
 from hermes_desk.cli.conversation import chat, demo
-from hermes_desk.cli.settings_option import load_settings, show_progress
+from hermes_desk.cli.settings_option import load_settings, require_ready, show_progress
 
 __all__ = ["app", "main"]
 
@@ -40,28 +40,55 @@ def serve(
     with_backend: Annotated[
         bool, typer.Option("--with-backend", help="start the demo business backend too")
     ] = False,
+    reuse_backend: Annotated[
+        bool,
+        typer.Option(
+            "--reuse-backend",
+            help="with --with-backend: use a demo backend already answering on "
+            "service.backend_url (keeping its state) instead of refusing to start",
+        ),
+    ] = False,
 ) -> None:
-    """Serve the API (and the demo backend with --with-backend)."""
+    """Serve the API (and the demo backend with --with-backend).
+
+    SIGTERM and SIGINT stop the service and the demo backend it started. A demo backend already
+    on the port is refused unless --reuse-backend; anything else there is refused (exit 2),
+    before the intent model is loaded.
+    """
     import uvicorn
 
     from hermes_desk.api.app import create_app
-    from hermes_desk.cli._backend import demo_backend_running
+    from hermes_desk.cli._backend import (
+        BackendPortError,
+        StopRequested,
+        demo_backend_running,
+        stop_on_signals,
+    )
 
     settings = load_settings(config)
     show_progress()
     bind_host = host or settings.service.host
     bind_port = port or settings.service.port
+    require_ready(settings, bind=(bind_host, bind_port))
 
     def run() -> None:
         typer.echo(f"Hermes Desk on http://{bind_host}:{bind_port} (docs at /docs)")
         uvicorn.run(create_app(settings), host=bind_host, port=bind_port, log_level="info")
 
-    if with_backend:
-        with demo_backend_running(settings.service.backend_url) as url:
-            typer.echo(f"demo business backend on {url}")
-            run()
-    else:
-        run()
+    try:
+        with stop_on_signals():
+            if with_backend:
+                backend = settings.service.backend_url
+                with demo_backend_running(backend, reuse=reuse_backend) as url:
+                    typer.echo(f"demo business backend on {url}")
+                    run()
+            else:
+                run()
+    except BackendPortError as exc:
+        typer.echo(f"error: service.backend_url: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    except StopRequested as stop:
+        typer.echo(f"stopped ({stop})", err=True)
 
 
 @app.command()

@@ -22,20 +22,14 @@ def _notes_lookup(settings: Settings, pack_dir: Path) -> NotesLookup:
     """The customers' notes from the service's memory store (opened on first use, in the MCP
     server's own event loop)."""
     from hermes_desk.clock import SystemClock
-    from hermes_desk.memory import KeyFactFilter, MemoryService, MemoryStore, SqliteMemoryStore
+    from hermes_desk.memory import KeyFactFilter, MemoryService, build_memory_store
 
     keyfacts = KeyFactFilter.from_pack(pack_dir) if (pack_dir / "keyfacts.yaml").exists() else None
     services: list[MemoryService] = []
 
     async def notes(tenant: str, user_id: str) -> list[Any]:
         if not services:
-            store: MemoryStore
-            if settings.memory.store == "postgres":
-                from hermes_desk.memory.postgres_store import PostgresMemoryStore
-
-                store = await PostgresMemoryStore.open(settings.memory.postgres_dsn)
-            else:
-                store = SqliteMemoryStore.open(settings.database_path)
+            store = build_memory_store(settings.memory, database=settings.database_path)
             services.append(
                 MemoryService(store, settings.memory, clock=SystemClock(), keyfacts=keyfacts)
             )
@@ -62,6 +56,7 @@ def build_server(
 
     from hermes_desk.packs.loader import bundled_pack_path
     from hermes_desk.tools.assembly import load_pack_tools
+    from hermes_desk.tools.breaker_store import build_breaker_store
     from hermes_desk.tools.executor import ToolExecutor
     from hermes_desk.tools.mcp_server import build_mcp_server
 
@@ -71,7 +66,10 @@ def build_server(
     registry, _kb = load_pack_tools(
         pack_dir, variables={"backend_url": settings.service.backend_url}, client=client
     )
-    executor = ToolExecutor(registry, settings=settings.tools)
+    # The service's breaker store: with Redis, the MCP server and the service share breakers.
+    executor = ToolExecutor(
+        registry, settings=settings.tools, store=build_breaker_store(settings.tools.breaker)
+    )
     return build_mcp_server(
         executor,
         notes=_notes_lookup(settings, pack_dir),

@@ -37,21 +37,13 @@ AsJson = Annotated[bool, typer.Option("--json", help="print JSON")]
 @asynccontextmanager
 async def _service(config: Path | None, db: Path | None) -> AsyncIterator[MemoryService]:
     from hermes_desk.clock import SystemClock
-    from hermes_desk.memory import KeyFactFilter, MemoryService, SqliteMemoryStore
-    from hermes_desk.memory.store import MemoryStore
+    from hermes_desk.memory import KeyFactFilter, MemoryService, build_memory_store
 
     settings = load_settings(config)
-    store: MemoryStore
-    if db is None and settings.memory.store == "postgres":
-        from hermes_desk.memory.postgres_store import PostgresMemoryStore
-
-        store = await PostgresMemoryStore.open(
-            settings.memory.postgres_dsn,
-            max_size=2,
-            synchronous_commit=settings.memory.postgres_synchronous_commit,
-        )
-    else:
-        store = SqliteMemoryStore.open(db or settings.database_path)
+    memory_settings = settings.memory
+    if db is not None:  # an explicit SQLite file wins over the configured store
+        memory_settings = memory_settings.model_copy(update={"store": "sqlite"})
+    store = build_memory_store(memory_settings, database=db or settings.database_path, pool_size=2)
     service = MemoryService(
         store, settings.memory, clock=SystemClock(), keyfacts=KeyFactFilter.bundled()
     )

@@ -1,11 +1,17 @@
 """``hermes-desk nlu``: train an intent model on a JSONL file and evaluate one on another.
 
-Both take any JSONL of ``{"text", "intent", "slots"?}`` (label ``oos`` = out of scope).
+Both take any JSONL of ``{"text", "intent", "slots"?}`` (label ``oos`` = out of scope);
+``slots`` is an object or a list of spans (see :mod:`hermes_desk.nlu.examples`). A model trained
+on data without an ``oos`` label has no out-of-scope threshold, and ``evaluate`` applies none.
 """
 
 from __future__ import annotations
 
 import json
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import date
 from pathlib import Path
 from typing import Annotated
 
@@ -23,6 +29,16 @@ def _fail(exc: HermesError) -> None:
     raise typer.Exit(code=2)
 
 
+@contextmanager
+def _echo_warnings() -> Iterator[None]:
+    """Print the warnings raised inside (e.g. a calibration workaround) as ``warning:`` lines."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    for w in caught:
+        typer.echo(f"warning: {w.message}", err=True)
+
+
 @app.command()
 def train(
     data: Annotated[Path, typer.Option(help="training JSONL {text, intent}")],
@@ -32,7 +48,8 @@ def train(
         float | None,
         typer.Option(
             help="out-of-scope threshold stored with the model (default: chosen on "
-            "--validation, else the nlu.oos_threshold setting)"
+            "--validation, else the nlu.oos_threshold setting; none when the training data "
+            "has no 'oos' label)"
         ),
     ] = None,
     validation: Annotated[
@@ -48,19 +65,27 @@ def train(
 ) -> None:
     """Train an intent classifier and save it to OUT (with its out-of-scope threshold)."""
     from hermes_desk.config import NluSettings
-    from hermes_desk.nlu import build_classifier, load_examples
+    from hermes_desk.nlu import OOS, build_classifier, load_examples
+    from hermes_desk.nlu.classifier import training_threads
     from hermes_desk.nlu.threshold import choose_threshold, save_threshold
 
     try:
         examples = load_examples(data)
+        valid = load_examples(validation) if validation is not None else None
         classifier = build_classifier(kind)
         typer.echo(f"training {kind} on {len(examples)} examples from {data} …", err=True)
-        classifier.fit([e.text for e in examples], [e.intent for e in examples])
+        with _echo_warnings(), training_threads():
+            classifier.fit([e.text for e in examples], [e.intent for e in examples])
         classifier.save(out)
-        if threshold is None and validation is not None:
-            choice = choose_threshold(
-                classifier, load_examples(validation), min_in_scope_accuracy=min_in_scope
+        if threshold is None and not any(e.intent == OOS for e in examples):
+            typer.echo(
+                f"no '{OOS}' label in {data}: no out-of-scope threshold stored "
+                "(evaluate applies none; pass --threshold to set one)",
+                err=True,
             )
+            save_threshold(out, None, examples=len(examples))
+        elif threshold is None and valid is not None:
+            choice = choose_threshold(classifier, valid, min_in_scope_accuracy=min_in_scope)
             typer.echo(f"threshold {choice.threshold} ({choice.rule})", err=True)
             save_threshold(out, choice, examples=len(examples))
         else:
@@ -80,17 +105,26 @@ def evaluate(
         float | None,
         typer.Option(help="out-of-scope threshold (default: the model's; 0 = none)"),
     ] = None,
+    today: Annotated[
+        str | None,
+        typer.Option(
+            help="YYYY-MM-DD: the day relative dates in the data (明天, next Friday) are "
+            "resolved against when scoring slots (default: today)"
+        ),
+    ] = None,
 ) -> None:
     """Accuracy, in-scope accuracy, macro-F1, per-intent P/R/F1, oos recall, confusions,
-    latency."""
+    latency; slot P/R/F1 and date-value accuracy when the data has slots."""
     from rich.console import Console
     from rich.progress import Progress
 
     from hermes_desk.config import NluSettings
     from hermes_desk.nlu import evaluate as run_evaluation
     from hermes_desk.nlu import load_classifier, load_examples
+    from hermes_desk.nlu.slot_eval import extractor_for, score_slots
     from hermes_desk.nlu.threshold import model_threshold
 
+    day = _parse_day(today)
     try:
         classifier = load_classifier(model)
         examples = load_examples(data)
@@ -106,12 +140,28 @@ def evaluate(
             report = run_evaluation(
                 classifier, examples, threshold=th, progress=lambda n: bar.advance(task, n)
             )
+        slots = score_slots(examples, extractor_for(day), day)
     except HermesError as exc:
         _fail(exc)
     if as_json:
-        typer.echo(json.dumps(report.to_dict(), ensure_ascii=False))
+        figures = report.to_dict()
+        if slots is not None:
+            figures["slots"] = slots.to_dict()
+        typer.echo(json.dumps(figures, ensure_ascii=False))
         return
     _render(report)
+    if slots is not None:
+        _render_slots(slots)
+
+
+def _parse_day(text: str | None) -> date:
+    if text is None:
+        return date.today()
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        typer.echo(f"error: --today must be a date as YYYY-MM-DD, not {text!r}", err=True)
+        raise typer.Exit(code=2) from None
 
 
 @app.command()
@@ -156,8 +206,9 @@ def _render(report: object) -> None:
     assert isinstance(report, EvaluationReport)
     console = Console()
     oos = "n/a" if report.oos_recall is None else f"{report.oos_recall:.2%}"
+    threshold = report.threshold or "none"
     console.print(
-        f"n={report.n}  threshold={report.threshold}  accuracy={report.accuracy:.2%}  "
+        f"n={report.n}  threshold={threshold}  accuracy={report.accuracy:.2%}  "
         f"in-scope accuracy={report.in_scope_accuracy:.2%}  macro-F1={report.macro_f1:.3f}  "
         f"oos recall={oos}"
     )
@@ -172,3 +223,24 @@ def _render(report: object) -> None:
         for expected, predicted, count in report.confusions:
             confusions.add_row(expected, predicted, str(count))
         console.print(confusions)
+
+
+def _render_slots(report: object) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from hermes_desk.nlu.slot_eval import SlotReport
+
+    assert isinstance(report, SlotReport)
+    console = Console()
+    total = report.overall
+    dates = "n/a" if report.date_accuracy is None else f"{report.date_accuracy:.2%}"
+    console.print(
+        f"slots: {report.utterances} utterances with slots  precision={total.precision:.2%}  "
+        f"recall={total.recall:.2%}  F1={total.f1:.3f}  date-value accuracy={dates} "
+        f"({report.dates} dates, relative to {report.today})"
+    )
+    table = Table("slot", "precision", "recall", "F1", "support")
+    for name, s in report.per_slot.items():
+        table.add_row(name, f"{s.precision:.3f}", f"{s.recall:.3f}", f"{s.f1:.3f}", str(s.support))
+    console.print(table)

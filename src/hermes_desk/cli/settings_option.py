@@ -12,7 +12,7 @@ import typer
 from hermes_desk.config import Settings
 from hermes_desk.errors import ConfigError
 
-__all__ = ["load_settings", "show_progress", "user_model_cache"]
+__all__ = ["load_settings", "require_ready", "show_progress", "user_model_cache"]
 
 
 def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
@@ -21,6 +21,20 @@ def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+
+
+def require_ready(settings: Settings, *, bind: tuple[str, int] | None = None) -> None:
+    """Exit 2 listing every problem start-up would meet (folders, pack, extras, stores and, with
+    ``bind``, the port), before anything is trained or opened."""
+    from hermes_desk.preflight import check_port, check_settings
+
+    problems = check_settings(settings)
+    if bind is not None:
+        problems += check_port(*bind)
+    if problems:
+        for problem in problems:
+            typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(2)
 
 
 def show_progress() -> None:

@@ -17,7 +17,7 @@ from hermes_desk.memory.fact import (
 from hermes_desk.memory.keyfacts import KeyFactFilter, evaluate_filter
 from hermes_desk.memory.service import MemoryService, render_notes
 from hermes_desk.memory.sqlite_store import SqliteMemoryStore
-from hermes_desk.memory.store import MemoryStore
+from hermes_desk.memory.store import MemoryStore, build_memory_store
 from hermes_desk.memory.tiers import ShortTermMemory
 from hermes_desk.memory.transitions import Outcome, Planner
 from hermes_desk.memory.verification import (
@@ -48,6 +48,7 @@ __all__ = [
     "VerificationScheduler",
     "Verifier",
     "VerifierRegistry",
+    "build_memory_store",
     "decayed",
     "evaluate_filter",
     "half_life_hours",

@@ -15,12 +15,20 @@ worker holds, so several processes can write and sweep at once.
 
 from __future__ import annotations
 
+import asyncio
 import json
-import time
-from collections.abc import Collection
+from collections.abc import AsyncIterator, Collection
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from hermes_desk.errors import BackendError, MissingExtraError, NotFoundError
+import anyio
+
+from hermes_desk.errors import (
+    BackendError,
+    BackendUnavailableError,
+    MissingExtraError,
+    NotFoundError,
+)
 from hermes_desk.memory.fact import Fact, FactStatus, LongTermTag, TagStatus
 from hermes_desk.memory.store import (
     FACT_COLUMNS,
@@ -28,10 +36,11 @@ from hermes_desk.memory.store import (
     SweepPlan,
     WritePlan,
     fact_from_row,
+    facts_and_tags_sql,
     tag_from_row,
 )
 from hermes_desk.memory.transitions import AddTag, Delete, Outcome, Save
-from hermes_desk.storage import Migration
+from hermes_desk.storage import Migration, apply_postgres_migrations
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -44,42 +53,7 @@ _SET_ALL = ", ".join(f"{c} = EXCLUDED.{c}" for c in FACT_COLUMNS if c != "id")
 MIGRATIONS = (
     Migration(
         "0001_facts_and_tags",
-        """
-        CREATE TABLE memory_facts (
-            id TEXT PRIMARY KEY,
-            tenant TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            key TEXT NOT NULL,
-            value JSONB NOT NULL,
-            confidence DOUBLE PRECISION NOT NULL,
-            status TEXT NOT NULL,
-            origin TEXT NOT NULL,
-            valid_until DOUBLE PRECISION NOT NULL,
-            created_at DOUBLE PRECISION NOT NULL,
-            updated_at DOUBLE PRECISION NOT NULL,
-            last_confirmed_at DOUBLE PRECISION NOT NULL,
-            confirmations INTEGER NOT NULL DEFAULT 1,
-            source_session TEXT,
-            conflicts_with TEXT,
-            history JSONB NOT NULL DEFAULT '[]'
-        );
-        CREATE INDEX memory_facts_owner ON memory_facts (tenant, user_id, status);
-        CREATE UNIQUE INDEX memory_facts_active_key
-            ON memory_facts (tenant, user_id, key) WHERE status = 'active';
-        CREATE INDEX memory_facts_due ON memory_facts (valid_until) WHERE status = 'active';
-        CREATE INDEX memory_facts_pending ON memory_facts (created_at) WHERE status = 'pending';
-        CREATE TABLE memory_tags (
-            tenant TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            tag TEXT NOT NULL,
-            value JSONB NOT NULL,
-            status TEXT NOT NULL,
-            source_fact_id TEXT,
-            created_at DOUBLE PRECISION NOT NULL,
-            reviewed_at DOUBLE PRECISION,
-            PRIMARY KEY (tenant, user_id, tag)
-        );
-        """,
+        facts_and_tags_sql(json_type="JSONB", float_type="DOUBLE PRECISION"),
     ),
     Migration(
         "0002_apply_functions",
@@ -154,7 +128,6 @@ _TAG_SELECT = (
     "SELECT tenant, user_id, tag, value::text AS value, status, source_fact_id, created_at,"
     " reviewed_at FROM memory_tags"
 )
-_MIGRATION_LOCK = 0x6D656D6F  # "memo": one migrator at a time
 _OPTIMISTIC_TRIES = 4  # then the locking path, so a hot key cannot starve a writer
 
 
@@ -201,10 +174,35 @@ async def _apply(conn: AsyncConnection[Any], outcome: Outcome) -> Outcome:
 
 
 class PostgresMemoryStore:
-    """Build with ``await PostgresMemoryStore.open(dsn)``; ``close()`` closes the pool."""
+    """Facts in PostgreSQL. The pool opens, and the ``memory`` migrations apply, on first use
+    (or at once with ``await PostgresMemoryStore.open(dsn)``); ``aclose()`` closes the pool.
 
-    def __init__(self, pool: AsyncConnectionPool[Any]) -> None:
-        self._pool = pool
+    Args:
+        dsn: a ``postgresql://`` URL.
+        min_size, max_size: the pool's bounds.
+        timeout_s: how long opening the pool, or waiting for one of its connections, may take.
+        synchronous_commit: ``False`` lets a commit return before its WAL record is flushed (a
+            server crash may lose the last few hundred milliseconds of writes, never corrupts):
+            the same trade as SQLite's WAL with ``synchronous=NORMAL``.
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 8,
+        timeout_s: float = 10.0,
+        synchronous_commit: bool = True,
+    ) -> None:
+        self._psycopg_pool = _pool_module()
+        self._dsn = dsn
+        self._min_size, self._max_size = min_size, max_size
+        self._timeout_s = timeout_s
+        self._synchronous_commit = synchronous_commit
+        self._pool: AsyncConnectionPool[Any] | None = None
+        self._opening: asyncio.Lock | None = None
+        self._closed = False
 
     @classmethod
     async def open(
@@ -216,24 +214,45 @@ class PostgresMemoryStore:
         timeout_s: float = 10.0,
         synchronous_commit: bool = True,
     ) -> PostgresMemoryStore:
-        """Open a pool and apply migrations.
+        """A store whose pool is open and schema migrated (BackendError if unreachable)."""
+        store = cls(
+            dsn,
+            min_size=min_size,
+            max_size=max_size,
+            timeout_s=timeout_s,
+            synchronous_commit=synchronous_commit,
+        )
+        await store._ready()
+        return store
 
-        ``synchronous_commit=False`` lets a commit return before its WAL record is flushed (a
-        server crash may lose the last few hundred milliseconds of writes, never corrupts):
-        the same trade as SQLite's WAL with ``synchronous=NORMAL``.
-        """
-        psycopg_pool = _pool_module()
+    async def _ready(self) -> AsyncConnectionPool[Any]:
+        """The open, migrated pool; opened on the first call. A failed open is retried by the
+        next call."""
+        if self._pool is not None:
+            return self._pool
+        if self._closed:
+            raise BackendError("the PostgreSQL memory store is closed")
+        if self._opening is None:
+            self._opening = asyncio.Lock()
+        async with self._opening:
+            if self._pool is None:
+                self._pool = await self._open_pool()
+        return self._pool
+
+    async def _open_pool(self) -> AsyncConnectionPool[Any]:
         from psycopg.rows import dict_row
+
+        synchronous_commit = self._synchronous_commit
 
         async def configure(conn: AsyncConnection[Any]) -> None:
             if not synchronous_commit:
                 await conn.execute("SET synchronous_commit = off")
 
-        pool = psycopg_pool.AsyncConnectionPool(
-            dsn,
-            min_size=min_size,
-            max_size=max_size,
-            timeout=timeout_s,
+        pool: AsyncConnectionPool[Any] = self._psycopg_pool.AsyncConnectionPool(
+            self._dsn,
+            min_size=self._min_size,
+            max_size=self._max_size,
+            timeout=self._timeout_s,
             open=False,
             configure=configure,
             # autocommit: reads and optimistic writes need no BEGIN/COMMIT, and the pool has
@@ -241,38 +260,27 @@ class PostgresMemoryStore:
             kwargs={"row_factory": dict_row, "autocommit": True},
         )
         try:
-            await pool.open(wait=True, timeout=timeout_s)
-        except psycopg_pool.PoolTimeout as exc:
-            await pool.close()
-            raise BackendError(f"PostgreSQL is not reachable: {exc}") from exc
-        store = cls(pool)
-        await store.migrate()
-        return store
+            await pool.open(wait=True, timeout=self._timeout_s)
+            async with pool.connection() as conn:
+                await apply_postgres_migrations(conn, "memory", MIGRATIONS)
+        except BaseException as exc:
+            with anyio.CancelScope(shield=True):  # even when cancelled: no pool workers left
+                await pool.close()
+            if isinstance(exc, self._psycopg_pool.PoolTimeout):
+                raise BackendError(f"PostgreSQL is not reachable: {exc}") from exc
+            raise
+        return pool
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
+        pool = await self._ready()
+        async with pool.connection() as conn:
+            yield conn
 
     async def migrate(self) -> list[str]:
         """Apply the ``memory`` migrations not yet applied (``schema_migrations`` table)."""
-        applied: list[str] = []
-        async with self._pool.connection() as conn, conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-            await conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations (namespace TEXT NOT NULL,"
-                " name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL,"
-                " PRIMARY KEY (namespace, name))"
-            )
-            cur = await conn.execute(
-                "SELECT name FROM schema_migrations WHERE namespace = 'memory'"
-            )
-            done = {row["name"] for row in await cur.fetchall()}
-            for migration in MIGRATIONS:
-                if migration.name in done:
-                    continue
-                await conn.execute(migration.sql)
-                await conn.execute(
-                    "INSERT INTO schema_migrations VALUES ('memory', %s, %s)",
-                    (migration.name, time.time()),
-                )
-                applied.append(migration.name)
-        return applied
+        async with self._connection() as conn:
+            return await apply_postgres_migrations(conn, "memory", MIGRATIONS)
 
     async def write(self, tenant: str, user_id: str, key: str, plan: WritePlan) -> Outcome:
         # The first attempt plans for "no active fact yet": a new key is then one statement, and
@@ -283,7 +291,7 @@ class PostgresMemoryStore:
         params = (tenant, user_id, key)
         current: Fact | None = None
         seen: str | None = None
-        async with self._pool.connection() as conn:
+        async with self._connection() as conn:
             for _ in range(_OPTIMISTIC_TRIES):
                 outcome = plan(current)
                 try:
@@ -314,7 +322,7 @@ class PostgresMemoryStore:
         select = (
             f"SELECT {_SELECT} FROM memory_facts WHERE id = %s AND tenant = %s AND user_id = %s"
         )
-        async with self._pool.connection() as conn, conn.transaction():
+        async with self._connection() as conn, conn.transaction():
             cur = await conn.execute(select, (fact_id, tenant, user_id))
             row = await cur.fetchone()
             if row is None:
@@ -347,12 +355,12 @@ class PostgresMemoryStore:
             params.append([FactStatus(s).value for s in statuses])
         sql += " ORDER BY updated_at DESC LIMIT %s"
         params.append(limit)
-        async with self._pool.connection() as conn:
+        async with self._connection() as conn:
             cur = await conn.execute(sql, params)
             return [fact_from_row(r) for r in await cur.fetchall()]
 
     async def pending(self, *, limit: int = 500) -> list[Fact]:
-        async with self._pool.connection() as conn:
+        async with self._connection() as conn:
             cur = await conn.execute(
                 f"SELECT {_SELECT} FROM memory_facts WHERE status = 'pending'"
                 " ORDER BY created_at LIMIT %s",
@@ -361,7 +369,7 @@ class PostgresMemoryStore:
             return [fact_from_row(r) for r in await cur.fetchall()]
 
     async def sweep(self, now: float, plan: SweepPlan, *, limit: int = 1000) -> list[Outcome]:
-        async with self._pool.connection() as conn, conn.transaction():
+        async with self._connection() as conn, conn.transaction():
             cur = await conn.execute(
                 f"SELECT {_SELECT} FROM memory_facts WHERE status = 'active' AND valid_until <= %s"
                 " ORDER BY valid_until LIMIT %s FOR UPDATE SKIP LOCKED",
@@ -373,7 +381,7 @@ class PostgresMemoryStore:
             return done
 
     async def tags(self, tenant: str, user_id: str) -> list[LongTermTag]:
-        async with self._pool.connection() as conn:
+        async with self._connection() as conn:
             cur = await conn.execute(
                 _TAG_SELECT + " WHERE tenant = %s AND user_id = %s ORDER BY tag", (tenant, user_id)
             )
@@ -384,7 +392,7 @@ class PostgresMemoryStore:
     ) -> LongTermTag | None:
         key = (tenant, user_id, tag)
         where = " WHERE tenant = %s AND user_id = %s AND tag = %s"
-        async with self._pool.connection() as conn, conn.transaction():
+        async with self._connection() as conn, conn.transaction():
             if approve:
                 await conn.execute(
                     "UPDATE memory_tags SET status = %s, reviewed_at = %s" + where,
@@ -399,5 +407,20 @@ class PostgresMemoryStore:
                 raise NotFoundError(f"no long-term tag {tag!r}", tag=tag)
             return tag_from_row(row) if approve else None
 
-    async def close(self) -> None:
-        await self._pool.close()
+    async def ping(self) -> None:
+        """``SELECT 1`` on a pooled connection (opening the pool first if need be);
+        BackendUnavailableError when PostgreSQL does not answer."""
+        from psycopg import Error
+
+        try:
+            async with self._connection() as conn:
+                await conn.execute("SELECT 1")
+        except (Error, BackendError) as exc:  # PoolTimeout is a psycopg Error
+            raise BackendUnavailableError(f"PostgreSQL memory store: {exc}") from exc
+
+    async def aclose(self) -> None:
+        """Close the pool. Idempotent."""
+        self._closed = True
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()

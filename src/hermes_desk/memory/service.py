@@ -291,7 +291,7 @@ class MemoryService:
         return plan
 
     async def close(self) -> None:
-        await self.store.close()
+        await self.store.aclose()
 
     # -- events -----------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from hermes_desk.memory.store import (
     WritePlan,
     fact_from_row,
     fact_params,
+    facts_and_tags_sql,
     tag_from_row,
 )
 from hermes_desk.memory.transitions import AddTag, Delete, Outcome, Save
@@ -30,45 +31,7 @@ from hermes_desk.storage import Migration, SqliteDatabase, apply_migrations
 __all__ = ["MIGRATIONS", "SqliteMemoryStore"]
 
 MIGRATIONS = (
-    Migration(
-        "0001_facts_and_tags",
-        """
-        CREATE TABLE memory_facts (
-            id TEXT PRIMARY KEY,
-            tenant TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            key TEXT NOT NULL,
-            value TEXT NOT NULL,
-            confidence REAL NOT NULL,
-            status TEXT NOT NULL,
-            origin TEXT NOT NULL,
-            valid_until REAL NOT NULL,
-            created_at REAL NOT NULL,
-            updated_at REAL NOT NULL,
-            last_confirmed_at REAL NOT NULL,
-            confirmations INTEGER NOT NULL DEFAULT 1,
-            source_session TEXT,
-            conflicts_with TEXT,
-            history TEXT NOT NULL DEFAULT '[]'
-        );
-        CREATE INDEX memory_facts_owner ON memory_facts (tenant, user_id, status);
-        CREATE UNIQUE INDEX memory_facts_active_key
-            ON memory_facts (tenant, user_id, key) WHERE status = 'active';
-        CREATE INDEX memory_facts_due ON memory_facts (valid_until) WHERE status = 'active';
-        CREATE INDEX memory_facts_pending ON memory_facts (created_at) WHERE status = 'pending';
-        CREATE TABLE memory_tags (
-            tenant TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            tag TEXT NOT NULL,
-            value TEXT NOT NULL,
-            status TEXT NOT NULL,
-            source_fact_id TEXT,
-            created_at REAL NOT NULL,
-            reviewed_at REAL,
-            PRIMARY KEY (tenant, user_id, tag)
-        );
-        """,
-    ),
+    Migration("0001_facts_and_tags", facts_and_tags_sql(json_type="TEXT", float_type="REAL")),
 )
 
 _COLUMNS = ", ".join(FACT_COLUMNS)
@@ -225,7 +188,13 @@ class SqliteMemoryStore:
 
         return await self._db.run(tx, transaction=True)
 
-    async def close(self) -> None:
-        await self._writer.close()
+    async def ping(self) -> None:
+        await self._db.ping()
+
+    async def aclose(self) -> None:
+        """Finish queued writes, stop the writer thread, close the database if it owns it.
+        Idempotent."""
+        await self._writer.aclose()
         if self._owns_db:
+            self._owns_db = False
             self._db.close()

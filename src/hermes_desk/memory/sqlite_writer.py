@@ -55,8 +55,8 @@ class GroupCommitWriter:
         self._queue.put((fn, future, loop))
         return await future
 
-    async def close(self) -> None:
-        """Finish the queued writes and stop the thread."""
+    async def aclose(self) -> None:
+        """Finish the queued writes and stop the thread. Idempotent."""
         thread = self._thread
         if thread is None:
             return

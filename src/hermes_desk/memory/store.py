@@ -1,5 +1,9 @@
 """The ``MemoryStore`` interface: facts and tags of (tenant, user), changed only atomically.
 
+Backends: ``sqlite_store`` (the embedded default) and ``postgres_store`` (several workers), built
+by :func:`build_memory_store`; both take their tables from :func:`facts_and_tags_sql`, so the
+schema has one source, typed per dialect.
+
 Every method that reads or writes a person's data takes the (tenant, user) pair and filters on
 both, so no path can reach another user's facts (M7). Writes take a plan — a pure function from
 the rows loaded in the transaction to an :class:`~hermes_desk.memory.transitions.Outcome` — and
@@ -10,8 +14,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Mapping
+from pathlib import Path
 from typing import Any, Protocol
 
+from hermes_desk.config import MemorySettings
 from hermes_desk.memory.fact import (
     Fact,
     FactHistory,
@@ -22,6 +28,7 @@ from hermes_desk.memory.fact import (
     canonical_json,
 )
 from hermes_desk.memory.transitions import Outcome
+from hermes_desk.storage import SqliteDatabase
 
 __all__ = [
     "FACT_COLUMNS",
@@ -29,8 +36,10 @@ __all__ = [
     "MemoryStore",
     "SweepPlan",
     "WritePlan",
+    "build_memory_store",
     "fact_from_row",
     "fact_params",
+    "facts_and_tags_sql",
     "tag_from_row",
 ]
 
@@ -84,7 +93,77 @@ class MemoryStore(Protocol):
         """Approve a tag (returns it) or delete it (returns None); NotFoundError if unknown."""
         ...
 
-    async def close(self) -> None: ...
+    async def ping(self) -> None:
+        """Return when the backend answers; raise (``BackendUnavailableError`` …) otherwise."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what the store holds (pool, writer thread). Idempotent."""
+        ...
+
+
+def build_memory_store(
+    settings: MemorySettings, *, database: SqliteDatabase | str | Path, pool_size: int = 8
+) -> MemoryStore:
+    """The store ``settings.store`` names: SQLite in ``database`` (default; a path is opened and
+    owned by the store, a :class:`SqliteDatabase` is shared with its owner) or PostgreSQL at
+    ``settings.postgres_dsn`` (a pool of up to ``pool_size`` connections, opened and migrated on
+    first use)."""
+    if settings.store == "postgres":
+        from hermes_desk.memory.postgres_store import PostgresMemoryStore
+
+        return PostgresMemoryStore(
+            settings.postgres_dsn,
+            max_size=pool_size,
+            synchronous_commit=settings.postgres_synchronous_commit,
+        )
+    from hermes_desk.memory.sqlite_store import SqliteMemoryStore
+
+    if isinstance(database, SqliteDatabase):
+        return SqliteMemoryStore(database)
+    return SqliteMemoryStore.open(database)
+
+
+def facts_and_tags_sql(*, json_type: str, float_type: str) -> str:
+    """The ``memory_facts`` and ``memory_tags`` tables and their indexes, in a dialect's types
+    (SQLite: ``TEXT``, ``REAL``; PostgreSQL: ``JSONB``, ``DOUBLE PRECISION``)."""
+    j, f = json_type, float_type
+    return f"""
+        CREATE TABLE memory_facts (
+            id TEXT PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value {j} NOT NULL,
+            confidence {f} NOT NULL,
+            status TEXT NOT NULL,
+            origin TEXT NOT NULL,
+            valid_until {f} NOT NULL,
+            created_at {f} NOT NULL,
+            updated_at {f} NOT NULL,
+            last_confirmed_at {f} NOT NULL,
+            confirmations INTEGER NOT NULL DEFAULT 1,
+            source_session TEXT,
+            conflicts_with TEXT,
+            history {j} NOT NULL DEFAULT '[]'
+        );
+        CREATE INDEX memory_facts_owner ON memory_facts (tenant, user_id, status);
+        CREATE UNIQUE INDEX memory_facts_active_key
+            ON memory_facts (tenant, user_id, key) WHERE status = 'active';
+        CREATE INDEX memory_facts_due ON memory_facts (valid_until) WHERE status = 'active';
+        CREATE INDEX memory_facts_pending ON memory_facts (created_at) WHERE status = 'pending';
+        CREATE TABLE memory_tags (
+            tenant TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            tag TEXT NOT NULL,
+            value {j} NOT NULL,
+            status TEXT NOT NULL,
+            source_fact_id TEXT,
+            created_at {f} NOT NULL,
+            reviewed_at {f},
+            PRIMARY KEY (tenant, user_id, tag)
+        );
+        """
 
 
 def _json(value: Any) -> Any:

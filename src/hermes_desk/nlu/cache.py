@@ -28,7 +28,7 @@ __all__ = ["fingerprint", "load_or_train", "model_path"]
 _logger = logging.getLogger(__name__)
 
 # Bumped when features or training change in a way that makes old cached models stale.
-_FEATURES_VERSION = 6
+_FEATURES_VERSION = 7  # 7: the context model reads the ensemble's SVM member
 
 
 def fingerprint(
@@ -77,9 +77,10 @@ def load_or_train(
         return TurnReader(load_classifier(target), ContextModel.load(target))
     _logger.info(
         "training the intent model on %d utterances and %d dialogues (once per pack version; "
-        "about a minute on two cores) …",
+        "later starts load it from %s) …",
         len(examples),
         len(dialogues),
+        model_dir,
     )
     started = time.perf_counter()
     reader = train_turn_reader(
@@ -88,6 +89,7 @@ def load_or_train(
         settings.classifier,
         folds=settings.context_folds,
         context=settings.context_model,
+        progress=_ProgressLog(started),
     )
     model_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".training-", dir=model_dir))
@@ -107,3 +109,21 @@ def load_or_train(
         "intent model trained in %.0f s, cached in %s", time.perf_counter() - started, target
     )
     return reader
+
+
+class _ProgressLog:
+    """Logs a text progress bar after each training step, with the time left extrapolated
+    from the time the steps done so far took (no figure is promised before the first step)."""
+
+    def __init__(self, started: float, width: int = 20) -> None:
+        self._started = started
+        self._width = width
+
+    def __call__(self, share: float) -> None:
+        elapsed = time.perf_counter() - self._started
+        filled = round(share * self._width)
+        bar = "#" * filled + "-" * (self._width - filled)
+        left = elapsed * (1 - share) / share if share > 0 else 0.0
+        tail = "done" if share >= 1 else f"about {left:.0f} s left"
+        _logger.info("training the intent model [%s] %3.0f %% · %.0f s · %s", bar, share * 100,
+                     elapsed, tail)  # fmt: skip

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from hermes_desk.errors import MissingExtraError, MisuseError
+from hermes_desk.nlu.classifier import IntentPrediction, encode_labels, load_state, save_state
 from hermes_desk.nlu.features import tokens
-from hermes_desk.nlu.intent import IntentPrediction, encode_labels, load_state, save_state
 
 __all__ = ["CrfIntentClassifier"]
 

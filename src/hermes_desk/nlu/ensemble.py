@@ -15,8 +15,8 @@ from typing import Any
 
 from hermes_desk.errors import ConfigError, MisuseError
 from hermes_desk.nlu.calibration import softmax
+from hermes_desk.nlu.classifier import IntentPrediction, encode_labels, read_meta, write_meta
 from hermes_desk.nlu.features import FastFeatures, build_vectorizer
-from hermes_desk.nlu.intent import IntentPrediction, encode_labels, read_meta, write_meta
 from hermes_desk.nlu.linear import LinearIntentClassifier, rank_probabilities
 from hermes_desk.nlu.mlp import MlpIntentClassifier
 

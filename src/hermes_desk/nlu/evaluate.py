@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hermes_desk.nlu.classifier import OOS, IntentClassifier, apply_threshold
 from hermes_desk.nlu.context import TurnReader
 from hermes_desk.nlu.examples import Conversation, Example
-from hermes_desk.nlu.intent import OOS, IntentClassifier, apply_threshold
 
 __all__ = [
     "ConversationReport",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
@@ -43,15 +44,22 @@ def _jieba_words(text: str) -> list[str]:
 
 def tokens(text: str) -> list[str]:
     """Word tokens of normalised ``text``; Chinese is segmented with jieba."""
+    return list(_tokens(text))
+
+
+@lru_cache(maxsize=32768)
+def _tokens(text: str) -> tuple[str, ...]:
+    # Cached: training a pack's model segments the same utterances once per fit (the final
+    # model and each cross-fitting fold), and jieba is the slowest part of featurising.
     text = normalise(text)
     if has_cjk(text):
-        return [w.strip() for w in _jieba_words(text) if w.strip()]
-    return _WORD.findall(text)
+        return tuple(w.strip() for w in _jieba_words(text) if w.strip())
+    return tuple(_WORD.findall(text))
 
 
 def word_ngrams(text: str) -> list[str]:
     """Unigrams and bigrams of :func:`tokens` (the TF-IDF word analyzer; picklable)."""
-    words = tokens(text)
+    words = list(_tokens(text))
     return words + [f"{a} {b}" for a, b in pairwise(words)]
 
 

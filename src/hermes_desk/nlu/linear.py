@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from hermes_desk.errors import MisuseError
-from hermes_desk.nlu.calibration import fit_temperature, out_of_fold_scores, softmax
+from hermes_desk.nlu.calibration import calibrated_temperature, softmax
+from hermes_desk.nlu.classifier import IntentPrediction, encode_labels, load_state, save_state
 from hermes_desk.nlu.features import FastFeatures, build_vectorizer
-from hermes_desk.nlu.intent import IntentPrediction, encode_labels, load_state, save_state
 
 __all__ = ["LinearIntentClassifier"]
 
@@ -65,9 +65,7 @@ class LinearIntentClassifier:
         def fit_scores(x_train: Any, y_train: Any, x_test: Any) -> Any:
             return self._svm().fit(x_train, y_train).decision_function(x_test)
 
-        oof = out_of_fold_scores(fit_scores, x, y, len(classes))
-        if oof is not None:
-            self.temperature = fit_temperature(oof, y)
+        self.temperature = calibrated_temperature(fit_scores, x, y, classes)
         svm = self._svm().fit(x, y)
         self._vectorizer = vectorizer
         self._classes = classes

@@ -14,8 +14,8 @@ from typing import Any
 
 from hermes_desk.errors import MisuseError
 from hermes_desk.nlu.calibration import softmax
+from hermes_desk.nlu.classifier import IntentPrediction, encode_labels, load_state, save_state
 from hermes_desk.nlu.features import FastFeatures, build_vectorizer
-from hermes_desk.nlu.intent import IntentPrediction, encode_labels, load_state, save_state
 from hermes_desk.nlu.linear import rank_probabilities
 from hermes_desk.nlu.sparse_mlp import train_sparse_mlp
 

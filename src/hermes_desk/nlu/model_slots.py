@@ -65,7 +65,7 @@ def merge_model_slots(
     Returns:
         The merged slots and the model values that were refused, each with a reason.
     """
-    from jsonschema import Draft202012Validator, FormatChecker
+    from hermes_desk.validation import SchemaValidator
 
     merged = dict(deterministic)
     rejected: list[RejectedSlot] = []
@@ -73,17 +73,16 @@ def merge_model_slots(
     if error is not None:
         return merged, [RejectedSlot("*", model_json, error)]
     props = slot_properties(schema)
-    checker = FormatChecker()
     for name, value in data.items():
         if value is None:
             continue
         if name not in props:
             rejected.append(RejectedSlot(name, value, "unknown slot"))
             continue
-        errors = list(Draft202012Validator(props[name], format_checker=checker).iter_errors(value))
-        if errors:
+        failed = SchemaValidator(props[name]).failed_keyword(value)
+        if failed is not None:
             # The constraint, never the value: reasons end up in events and logs.
-            rejected.append(RejectedSlot(name, value, f"fails {errors[0].validator}"))
+            rejected.append(RejectedSlot(name, value, f"fails {failed}"))
             continue
         if name in merged:
             if merged[name] != value:

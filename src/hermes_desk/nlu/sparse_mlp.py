@@ -32,6 +32,7 @@ def train_sparse_mlp(
         y: label indices (n_samples,).
     """
     import numpy as np
+    from scipy import sparse
 
     rng = np.random.default_rng(seed)
     x = x.tocsr().astype(np.float32)
@@ -55,9 +56,11 @@ def train_sparse_mlp(
         for start in range(0, n, batch_size):
             idx = order[start : start + batch_size]
             xb = x[idx]
-            rows = np.unique(xb.indices)
-            xr = xb[:, rows]  # only the touched columns
-            h_pre = xr @ w1[rows] + b1
+            # Only the touched columns: remap the batch's feature ids to 0 … len(rows)-1.
+            rows, local = np.unique(xb.indices, return_inverse=True)
+            xr = sparse.csr_matrix((xb.data, local, xb.indptr), shape=(len(idx), len(rows)))
+            w1r = w1[rows]
+            h_pre = xr @ w1r + b1
             h = np.maximum(h_pre, 0.0)
             logits = h @ w2 + b2
             logits -= logits.max(axis=1, keepdims=True)
@@ -68,7 +71,7 @@ def train_sparse_mlp(
             g_w2 = h.T @ dl + alpha * w2 / len(idx)
             g_b2 = dl.sum(axis=0)
             dh = (dl @ w2.T) * (h_pre > 0)
-            g_w1 = xr.T @ dh + alpha * w1[rows] / len(idx)
+            g_w1 = xr.T @ dh + alpha * w1r / len(idx)
             g_b1 = dh.sum(axis=0)
             dense_step += 1
             for k, g in ((1, g_b1), (2, g_w2), (3, g_b2)):
@@ -78,9 +81,22 @@ def train_sparse_mlp(
                 params[k] -= (lr * m[k] / (np.sqrt(v[k]) + eps)).astype(np.float32)
             step[rows] += 1
             t = step[rows][:, None].astype(np.float32)
-            m0 = beta1 * m[0][rows] + (1 - beta1) * g_w1
-            v0 = beta2 * v[0][rows] + (1 - beta2) * g_w1 * g_w1
+            # Adam on the touched rows, in place on the gathered copies (same arithmetic order
+            # as the textbook update, fewer temporaries).
+            m0 = m[0][rows]
+            m0 *= beta1
+            m0 += (1 - beta1) * g_w1
+            v0 = v[0][rows]
+            v0 *= beta2
+            squared = (1 - beta2) * g_w1
+            squared *= g_w1
+            v0 += squared
             m[0][rows], v[0][rows] = m0, v0
             lr_rows = learning_rate * np.sqrt(1 - beta2**t) / (1 - beta1**t)
-            w1[rows] -= lr_rows * m0 / (np.sqrt(v0) + eps)
+            denom = np.sqrt(v0)
+            denom += eps
+            update = lr_rows * m0
+            update /= denom
+            w1r -= update
+            w1[rows] = w1r
     return [w1, w2], [b1, b2]

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_desk.nlu.intent import OOS, IntentPrediction
+from hermes_desk.nlu.classifier import OOS, IntentPrediction
 
 __all__ = [
     "DialogueState",
@@ -103,12 +103,14 @@ class ResolvedIntent:
         confidence: the classifier's confidence for its own top label.
         carried: True when the intent came from the conversation, not from this turn alone.
         prediction: the classifier's raw answer.
+        in_context: the context model's answer, when the pack trained one.
     """
 
     intent: str
     confidence: float
     carried: bool
     prediction: IntentPrediction
+    in_context: IntentPrediction | None = None
 
     @property
     def out_of_scope(self) -> bool:
@@ -161,9 +163,9 @@ class DialogueState:
     ) -> ResolvedIntent:
         previous = self.intent
         if is_acknowledgement(text):
-            return ResolvedIntent(OOS, p.confidence, False, p)
+            return ResolvedIntent(OOS, p.confidence, False, p, in_context)
         if previous is not None and is_slot_only(text):
-            return ResolvedIntent(previous, p.confidence, True, p)
+            return ResolvedIntent(previous, p.confidence, True, p, in_context)
         confidence = in_context.confidence
         if confidence >= self.threshold:
             chosen = in_context.intent
@@ -171,7 +173,7 @@ class DialogueState:
             chosen = OOS  # unsure with nothing to keep, or leaning out of scope
         else:
             chosen = previous  # unsure: the conversation keeps its intent
-        return ResolvedIntent(chosen, confidence, chosen != p.intent, p)
+        return ResolvedIntent(chosen, confidence, chosen != p.intent, p, in_context)
 
     def _decide(self, text: str, p: IntentPrediction) -> ResolvedIntent:
         previous = self.intent

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from hermes_desk.errors import ValidationError
+from hermes_desk.nlu.classifier import IntentClassifier, apply_threshold, read_meta, write_meta
 from hermes_desk.nlu.evaluate import score_predictions
 from hermes_desk.nlu.examples import Example
-from hermes_desk.nlu.intent import IntentClassifier, apply_threshold, read_meta, write_meta
 
 __all__ = [
     "DEFAULT_GRID",
@@ -82,11 +82,14 @@ def choose_threshold(
     return ThresholdChoice(chosen, rule, tuple(curve))
 
 
-def save_threshold(directory: Path, choice: ThresholdChoice | float, **extra: Any) -> None:
-    """Record the model's out-of-scope threshold (and how it was chosen) in ``meta.json``."""
+def save_threshold(directory: Path, choice: ThresholdChoice | float | None, **extra: Any) -> None:
+    """Record the model's out-of-scope threshold (and how it was chosen) in ``meta.json``;
+    ``None`` records that the model has none (its training data had no ``oos`` label)."""
     meta = read_meta(directory)
     if isinstance(choice, ThresholdChoice):
         meta.update(oos_threshold=choice.threshold, threshold_rule=choice.rule)
+    elif choice is None:
+        meta.update(oos_threshold=None, threshold_rule="none: no 'oos' label in the training data")
     else:
         meta.update(oos_threshold=float(choice))
     meta.update(extra)
@@ -94,6 +97,10 @@ def save_threshold(directory: Path, choice: ThresholdChoice | float, **extra: An
 
 
 def model_threshold(directory: Path, default: float) -> float:
-    """The threshold saved with the model in ``directory``, or ``default`` when none was."""
-    value = read_meta(directory).get("oos_threshold")
-    return default if value is None else float(value)
+    """The threshold saved with the model in ``directory``: 0 (none) when it was saved as
+    none, ``default`` when the model records nothing about it."""
+    meta = read_meta(directory)
+    if "oos_threshold" not in meta:
+        return default
+    value = meta["oos_threshold"]
+    return 0.0 if value is None else float(value)

@@ -6,17 +6,19 @@ the segmenter and the tokenizer load on first use.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hermes_desk.clock import Clock
 from hermes_desk.config import SessionSettings
 from hermes_desk.sessions.archive import SessionArchive, SqliteSessionArchive, summarize
 from hermes_desk.sessions.manager import DestroyHook, DestroyReason, SessionManager
-from hermes_desk.sessions.memory_store import MemorySessionStore
 from hermes_desk.sessions.session import Role, Session, SessionStatus, Turn, turn_key
 from hermes_desk.sessions.sqlite_store import SqliteSessionStore
-from hermes_desk.sessions.store import SaveResult, SessionStore
+from hermes_desk.sessions.store import (
+    MemorySessionStore,
+    SaveResult,
+    SessionStore,
+    build_session_store,
+)
 from hermes_desk.sessions.tokens import (
     EstimateCounter,
     TiktokenCounter,
@@ -55,23 +57,6 @@ __all__ = [
     "summarize",
     "turn_key",
 ]
-
-
-def build_session_store(
-    settings: SessionSettings, *, data_dir: Path, clock: Clock | None = None
-) -> SessionStore:
-    """The store named by ``settings.store``: ``sqlite`` (default, ``<data_dir>/sessions.db``),
-    ``memory`` (nothing survives the process: tests, one-off tools) or ``redis`` (several
-    workers)."""
-    if settings.store == "redis":
-        from hermes_desk.sessions.redis_store import RedisSessionStore
-
-        # Redis keeps an untouched session well past the idle TTL, so the sweeper archives it.
-        retention = 2 * settings.idle_ttl_s + 2 * settings.sweep_interval_s
-        return RedisSessionStore(settings.redis_url, retention_s=retention)
-    if settings.store == "memory":
-        return MemorySessionStore(clock=clock)
-    return SqliteSessionStore.open(Path(data_dir) / "sessions.db", clock=clock)
 
 
 def build_trimmer(settings: SessionSettings) -> ContextTrimmer:

@@ -3,6 +3,12 @@
 One row per session in SQL: owner, times, why it ended, the transcript (JSON), the final slots
 (dialogue state), the short-term facts and a summary. Writing is idempotent (the first archive
 of a session wins), so a retried hook never duplicates a row.
+
+The session manager writes the row *before* it retires the session, marked pending, and settles
+it once the destroy hooks (short-term facts to memory, …) have run. A process killed in between
+leaves a pending row: :meth:`SessionArchive.unsettled` hands it back, with the session as it
+ended, so the hooks run after the restart instead of never. A pending row is replaced by a later
+pending write of the same session (a close that did not take effect, then the real one).
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from hermes_desk.sessions.session import Session
+from hermes_desk.sessions.session import Session, Turn
 from hermes_desk.storage import Migration, SqliteDatabase, apply_migrations
 
 __all__ = ["MIGRATIONS", "SessionArchive", "SqliteSessionArchive", "summarize"]
@@ -38,14 +44,34 @@ MIGRATIONS: Sequence[Migration] = (
             ON session_archive (tenant, user_id, ended_at);
         """,
     ),
+    Migration(
+        "0002_session_archive_hooks",
+        # Rows written before this migration had their hooks run with them: settled.
+        "ALTER TABLE session_archive ADD COLUMN hooks_done INTEGER NOT NULL DEFAULT 1;",
+    ),
 )
 
 
 class SessionArchive(Protocol):
     """Where closed and expired sessions are kept."""
 
-    async def archive(self, session: Session, reason: str, *, ended_at: float) -> bool:
-        """Store ``session``; False when it was already archived."""
+    async def archive(
+        self, session: Session, reason: str, *, ended_at: float, pending: bool = False
+    ) -> bool:
+        """Store ``session``; False when it was already archived (and settled). ``pending``: its
+        destroy hooks have yet to run (:meth:`settle` when they have)."""
+        ...
+
+    async def settle(self, session_id: str) -> None:
+        """Record that the session's destroy hooks ran."""
+        ...
+
+    async def discard(self, session_id: str) -> None:
+        """Drop the session's pending row (its end did not take effect here)."""
+        ...
+
+    async def unsettled(self, limit: int = 1000) -> list[tuple[Session, str]]:
+        """Archived sessions whose hooks have not run, as they ended, with why they ended."""
         ...
 
     async def get(self, tenant: str, user: str, session_id: str) -> dict[str, Any] | None:
@@ -83,7 +109,9 @@ class SqliteSessionArchive:
         self._db = db
         db.call(lambda conn: apply_migrations(conn, "sessions", MIGRATIONS))
 
-    async def archive(self, session: Session, reason: str, *, ended_at: float) -> bool:
+    async def archive(
+        self, session: Session, reason: str, *, ended_at: float, pending: bool = False
+    ) -> bool:
         row = (
             session.id,
             session.tenant,
@@ -96,18 +124,55 @@ class SqliteSessionArchive:
             _dumps(session.slots),
             _dumps(session.short_term),
             session.summary or summarize(session),
+            0 if pending else 1,
+        )
+        on_conflict = (
+            "DO UPDATE SET ended_at = excluded.ended_at, reason = excluded.reason,"
+            " turn_count = excluded.turn_count, transcript = excluded.transcript,"
+            " slots = excluded.slots, short_term = excluded.short_term,"
+            " summary = excluded.summary WHERE session_archive.hooks_done = 0"
+            if pending
+            else "DO NOTHING"
         )
 
         def write(conn: sqlite3.Connection) -> bool:
             cursor = conn.execute(
                 "INSERT INTO session_archive (session_id, tenant, user_id, created_at, ended_at,"
-                " reason, turn_count, transcript, slots, short_term, summary)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id) DO NOTHING",
+                " reason, turn_count, transcript, slots, short_term, summary, hooks_done)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                f" ON CONFLICT (session_id) {on_conflict}",
                 row,
             )
             return cursor.rowcount == 1
 
         return await self._db.run(write, transaction=True)
+
+    async def settle(self, session_id: str) -> None:
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "UPDATE session_archive SET hooks_done = 1 WHERE session_id = ?", (session_id,)
+            )
+
+        await self._db.run(write, transaction=True)
+
+    async def discard(self, session_id: str) -> None:
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "DELETE FROM session_archive WHERE session_id = ? AND hooks_done = 0",
+                (session_id,),
+            )
+
+        await self._db.run(write, transaction=True)
+
+    async def unsettled(self, limit: int = 1000) -> list[tuple[Session, str]]:
+        def read(conn: sqlite3.Connection) -> list[tuple[Session, str]]:
+            rows = conn.execute(
+                "SELECT * FROM session_archive WHERE hooks_done = 0 ORDER BY ended_at LIMIT ?",
+                (limit,),
+            ).fetchall()
+            return [(_session(row), str(row["reason"])) for row in rows]
+
+        return await self._db.run(read)
 
     async def get(self, tenant: str, user: str, session_id: str) -> dict[str, Any] | None:
         def read(conn: sqlite3.Connection) -> dict[str, Any] | None:
@@ -147,3 +212,20 @@ def _record(row: sqlite3.Row, *, full: bool) -> dict[str, Any]:
         record["transcript"] = json.loads(row["transcript"])
         record["short_term"] = json.loads(row["short_term"])
     return record
+
+
+def _session(row: sqlite3.Row) -> Session:
+    """The session as it ended, from its archive row."""
+    return Session(
+        id=row["session_id"],
+        tenant=row["tenant"],
+        user=row["user_id"],
+        created_at=row["created_at"],
+        last_active=row["ended_at"],
+        status="closed",
+        turns=[Turn.from_dict(t) for t in json.loads(row["transcript"])],
+        slots=json.loads(row["slots"]),
+        short_term=json.loads(row["short_term"]),
+        summary=row["summary"],
+        closed_at=row["ended_at"],
+    )

@@ -42,29 +42,45 @@ def load_cases(path: str | Path) -> Iterator[EvalCase]:
     user_path = Path(path)
     if not user_path.is_file():
         raise NotFoundError(f"no such file: {user_path}")
+    if not user_path.name.startswith("user_turns_"):
+        raise ValidationError(
+            f"{user_path}: expected a user_turns_*.jsonl file (one user turn per line, with its "
+            "dialogues_*.jsonl beside it)"
+            + (", not the dialogues file" if user_path.name.startswith("dialogues_") else "")
+        )
     dialogues_path = user_path.with_name(user_path.name.replace("user_turns_", "dialogues_", 1))
-    if dialogues_path == user_path or not dialogues_path.is_file():
-        raise NotFoundError(f"expected the dialogues file beside it: {dialogues_path}")
+    if not dialogues_path.is_file():
+        raise NotFoundError(f"{user_path}: expected its dialogues file beside it: {dialogues_path}")
     dialogues: dict[str, list[Turn]] = {}
     with dialogues_path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
                 record = json.loads(line)
                 dialogues[str(record["dialogue_id"])] = [
                     Turn(role=_ROLES.get(t["role"], "user"), text=t["text"])  # type: ignore[arg-type]
                     for t in record["turns"]
                 ]
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ValidationError(
+                    f"{dialogues_path}:{number}: not a dialogue record "
+                    "({dialogue_id, turns: [{role, text}, ...]})"
+                ) from exc
     with user_path.open(encoding="utf-8") as fh:
         for number, line in enumerate(fh, 1):
             if not line.strip():
                 continue
-            record = json.loads(line)
             try:
+                record = json.loads(line)
                 turns = dialogues[str(record["dialogue_id"])]
                 index = int(record["turn_idx"])
                 origin_map: dict[str, Any] = record.get("derived_state_value_origin_turn") or {}
             except (KeyError, TypeError, ValueError) as exc:
-                raise ValidationError(f"{user_path}:{number}: not a user-turn record") from exc
+                raise ValidationError(
+                    f"{user_path}:{number}: not a user-turn record "
+                    "({dialogue_id, turn_idx, text, derived_state_value_origin_turn})"
+                ) from exc
             origins = [int(o) for o in origin_map.values() if o is not None and int(o) < index]
             yield EvalCase(str(record["dialogue_id"]), turns[:index], record["text"], origins)
 

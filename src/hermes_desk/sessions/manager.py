@@ -7,9 +7,13 @@ Rules kept here, whatever the store:
 - A session expires after ``idle_ttl_s`` without use (idle time, not age): every ``get`` and
   ``append_turn`` renews it. Expiry happens lazily on access and in :meth:`SessionManager.sweep`,
   which :meth:`SessionManager.run_sweeper` calls in the background.
-- Close and expiry retire the session in one atomic store step, so the destroy hooks (archive,
-  hand short-term facts to memory, …) run exactly once, with reason ``"closed"`` or
-  ``"expired"``. A failing hook is reported as an event and never stops the others.
+- Close and expiry retire the session in one atomic store step, so the destroy hooks (hand
+  short-term facts to memory, …) run once, with reason ``"closed"`` or ``"expired"``. A failing
+  hook is reported as an event and never stops the others. With an archive, the session is
+  archived (pending) before it is retired and settled after its hooks ran; a process killed in
+  between leaves the row pending, and the next :meth:`SessionManager.sweep` (the sweeper runs one
+  as the service starts) runs the hooks then: a close or expiry interrupted by a crash still
+  hands the key facts to memory (at least once).
 - Appending to a closed session raises :class:`~hermes_desk.errors.ConflictError`.
 - No acknowledged turn is lost (spec D1). A write is a compare-and-set on the session's version:
   a session read, changed and saved while someone else saved it raises
@@ -56,7 +60,7 @@ class SessionManager:
         store: where live sessions are kept.
         settings: the ``sessions`` settings section.
         clock: time source (a ``FakeClock`` in tests).
-        archive: when given, every closed or expired session is archived (the first hook).
+        archive: when given, every closed or expired session is archived, before its hooks run.
         events: sink for ``session.*`` events (user ids appear only as digests).
     """
 
@@ -77,23 +81,19 @@ class SessionManager:
         self._hooks: list[DestroyHook] = []
         # One turn at a time per session in this process: (lock, holders + waiters).
         self._turn_locks: dict[str, tuple[anyio.Lock, int]] = {}
+        # Sessions whose close or expiry is under way here (the sweeper leaves them alone).
+        self._ending: set[str] = set()
         self._key = self.settings.user_hash_key.encode() or None
-        if archive is not None:
-            self._hooks.append(self._archive_hook)
 
     # -- hooks -----------------------------------------------------------------------------------
 
     def on_destroy(self, callback: DestroyHook) -> DestroyHook:
         """Register ``callback(session, reason)`` (sync or async) for close and expiry.
 
-        Hooks run in registration order (the archive first). Usable as a decorator.
+        Hooks run in registration order, after the session is archived. Usable as a decorator.
         """
         self._hooks.append(callback)
         return callback
-
-    async def _archive_hook(self, session: Session, reason: DestroyReason) -> None:
-        assert self.archive is not None
-        await self.archive.archive(session, reason, ended_at=session.closed_at or self.clock.now())
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -210,7 +210,9 @@ class SessionManager:
         return await self.create(tenant, user), False
 
     async def sweep(self, *, batch: int = 1000) -> int:
-        """Expire every session idle for longer than the TTL. Returns how many expired."""
+        """Finish closes and expiries a crash interrupted (their hooks run now), then expire
+        every session idle for longer than the TTL. Returns how many expired."""
+        await self._finish_interrupted(batch)
         expired = 0
         while True:
             cutoff = self.clock.now() - self.settings.idle_ttl_s
@@ -279,9 +281,43 @@ class SessionManager:
         session.closed_at = now
         # Expired sessions leave no tombstone: to their owner they are simply gone.
         tombstone_s = self.settings.idle_ttl_s if reason == "closed" else 0.0
-        if not await self.store.retire(session, tombstone_s=tombstone_s):
-            return False
-        self._emit(f"session.{reason}", session, turns=len(session.turns))
+        if session.id in self._ending:
+            return False  # ending here already: that caller wins or loses the race
+        self._ending.add(session.id)
+        try:
+            archived = False
+            if self.archive is not None:
+                try:  # before retiring: what the hooks need survives a crash in between
+                    archived = await self.archive.archive(
+                        session, reason, ended_at=now, pending=True
+                    )
+                except Exception as exc:
+                    _logger.exception("session archive failed")
+                    self._emit("session.hook_failed", session, hook="archive", error=repr(exc))
+            if not await self.store.retire(session, tombstone_s=tombstone_s):
+                if archived and self.archive is not None:
+                    await self.archive.discard(session.id)  # another process ended it
+                return False
+            self._emit(f"session.{reason}", session, turns=len(session.turns))
+            await self._run_hooks(session, reason)
+        finally:
+            self._ending.discard(session.id)
+        return True
+
+    async def _finish_interrupted(self, batch: int) -> None:
+        """Run the hooks of sessions retired by a process that died before running them."""
+        if self.archive is None:
+            return
+        for session, reason in await self.archive.unsettled(batch):
+            if session.id in self._ending:
+                continue
+            live = await self.store.load(session.id)
+            if live is not None and live.is_open:
+                continue  # the crash came before the retire: it is still open
+            _logger.info("finishing the interrupted end of session %s", session.id)
+            await self._run_hooks(session, "expired" if reason == "expired" else "closed")
+
+    async def _run_hooks(self, session: Session, reason: DestroyReason) -> None:
         for hook in list(self._hooks):
             try:
                 outcome = hook(session, reason)
@@ -290,7 +326,8 @@ class SessionManager:
             except Exception as exc:
                 _logger.exception("session destroy hook failed")
                 self._emit("session.hook_failed", session, hook=_name(hook), error=repr(exc))
-        return True
+        if self.archive is not None:
+            await self.archive.settle(session.id)
 
     def _emit(self, name: str, session: Session, **data: object) -> None:
         if self._events is None:

@@ -11,29 +11,21 @@ Layout under a key prefix (default ``hd:sess:``)::
 Each method is one Lua script or one command, so it is atomic and costs one round trip. ``save``
 compares the stored version with the writer's and writes the session and its next version in the
 same script: of two workers that read one version, exactly one writes. The key TTL is a safety
-net only: the sweeper archives idle sessions long before Redis drops them. This module is the
-only one that imports ``redis``.
+net only: the sweeper archives idle sessions long before Redis drops them. The client and its
+error translation are the shared :class:`~hermes_desk.storage.redis.RedisConnection`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
-from hermes_desk.errors import (
-    BackendError,
-    BackendTimeoutError,
-    BackendUnavailableError,
-    MissingExtraError,
-)
 from hermes_desk.ids import digest
 from hermes_desk.sessions.session import Session
 from hermes_desk.sessions.store import SaveResult
+from hermes_desk.storage.redis import RedisConnection
 
 __all__ = ["RedisSessionStore"]
-
-T = TypeVar("T")
 
 _REFUSED = {0: SaveResult.STALE, -1: SaveResult.RETIRED, -2: SaveResult.TAKEN}
 
@@ -119,19 +111,11 @@ class RedisSessionStore:
         max_connections: int = 64,
         client: Any | None = None,
     ) -> None:
-        try:
-            import redis.asyncio as redis_asyncio
-            import redis.exceptions as redis_exceptions
-        except ImportError as exc:
-            raise MissingExtraError("the Redis session store", "redis") from exc
-        self._errors = redis_exceptions
-        self._owns_client = client is None
-        if client is None:
-            pool = redis_asyncio.BlockingConnectionPool.from_url(
-                url, max_connections=max_connections, timeout=5, decode_responses=True
-            )
-            client = redis_asyncio.Redis.from_pool(pool)
-        self._client = client
+        self._redis = RedisConnection(
+            url, what="Redis session store", max_connections=max_connections, client=client
+        )
+        self._client = self._redis.client
+        self._call = self._redis.call
         self._keep_ms = str(int(retention_s * 1000))
         self._prefix = prefix
         self._idle_key = prefix + "idle"
@@ -149,17 +133,6 @@ class RedisSessionStore:
     def _owner_key(self, tenant: str, user: str) -> str:
         return self._prefix + "u:" + digest([tenant, user])
 
-    async def _call(self, fn: Callable[[], Awaitable[T]]) -> T:
-        errors = self._errors
-        try:
-            return await fn()
-        except errors.TimeoutError as exc:
-            raise BackendTimeoutError(f"Redis session store timed out: {exc}") from exc
-        except errors.ConnectionError as exc:
-            raise BackendUnavailableError(f"Redis session store unreachable: {exc}") from exc
-        except errors.RedisError as exc:
-            raise BackendError(f"Redis session store failed: {exc}") from exc
-
     async def save(self, session: Session, *, create: bool = False) -> SaveResult:
         live, stone, version = self._keys(session.id)
         data = session.to_dict()
@@ -174,7 +147,7 @@ class RedisSessionStore:
             "1" if create else "0",
             str(session.version),
         ]
-        done = int(await self._call(lambda: self._save(keys=keys, args=args)))
+        done = int(await self._call(self._save(keys=keys, args=args)))
         if done > 0:
             session.version = done
             return SaveResult.WRITTEN
@@ -183,7 +156,7 @@ class RedisSessionStore:
     async def load(self, session_id: str) -> Session | None:
         live, stone, version = self._keys(session_id)
         found = await self._call(
-            lambda: self._load(keys=[live, self._idle_key, stone, version], args=[session_id])
+            self._load(keys=[live, self._idle_key, stone, version], args=[session_id])
         )
         if not found:
             return None
@@ -198,7 +171,7 @@ class RedisSessionStore:
         live, _, version = self._keys(session.id)
         keys = [live, self._idle_key, self._owner_key(session.tenant, session.user), version]
         args = [session.id, repr(session.last_active), self._keep_ms]
-        return bool(await self._call(lambda: self._touch(keys=keys, args=args)))
+        return bool(await self._call(self._touch(keys=keys, args=args)))
 
     async def retire(self, session: Session, *, tombstone_s: float) -> bool:
         live, stone, version = self._keys(session.id)
@@ -216,15 +189,15 @@ class RedisSessionStore:
             json.dumps(tomb, ensure_ascii=False, separators=(",", ":")),
             str(int(tombstone_s * 1000)),
         ]
-        return bool(await self._call(lambda: self._retire(keys=keys, args=args)))
+        return bool(await self._call(self._retire(keys=keys, args=args)))
 
     async def find_open(self, tenant: str, user: str) -> str | None:
-        found = await self._call(lambda: self._client.get(self._owner_key(tenant, user)))
+        found = await self._call(self._client.get(self._owner_key(tenant, user)))
         return str(found) if found is not None else None
 
     async def idle_before(self, cutoff: float, limit: int = 1000) -> list[str]:
         args = [repr(cutoff), str(limit), self._prefix + "s:"]
-        found = await self._call(lambda: self._idle(keys=[self._idle_key], args=args))
+        found = await self._call(self._idle(keys=[self._idle_key], args=args))
         return [str(sid) for sid in found]
 
     async def clear(self) -> int:
@@ -237,9 +210,11 @@ class RedisSessionStore:
                 removed += int(await client.delete(key))
             return removed
 
-        return await self._call(delete_all)
+        return await self._call(delete_all())
+
+    async def ping(self) -> None:
+        await self._redis.ping()
 
     async def aclose(self) -> None:
-        """Release the connection pool (only if this store created the client)."""
-        if self._owns_client:
-            await self._client.aclose()
+        """Release the connection pool (only if this store created the client). Idempotent."""
+        await self._redis.aclose()

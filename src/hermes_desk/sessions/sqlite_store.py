@@ -224,6 +224,9 @@ class SqliteSessionStore:
 
         return await self._worker.run(read, transaction=True)
 
+    async def ping(self) -> None:
+        await self._db.ping()
+
     async def aclose(self) -> None:
         """Finish queued calls, stop the store's thread, close the database if it owns it."""
         await self._worker.aclose()

@@ -16,6 +16,8 @@ from typing import TypeVar
 
 import anyio.to_thread
 
+from hermes_desk.errors import BackendUnavailableError
+
 __all__ = ["SqliteDatabase", "open_sqlite"]
 
 T = TypeVar("T")
@@ -72,6 +74,15 @@ class SqliteDatabase:
         runner = self.transaction if transaction else self.call
         return await anyio.to_thread.run_sync(runner, fn)
 
+    async def ping(self) -> None:
+        """One ``SELECT 1`` off the event loop; BackendUnavailableError if the file cannot be
+        read (closed, deleted folder, locked beyond the busy timeout)."""
+        try:
+            await self.run(lambda conn: conn.execute("SELECT 1").fetchone())
+        except sqlite3.Error as exc:
+            raise BackendUnavailableError(f"SQLite {self.path}: {exc}") from exc
+
     def close(self) -> None:
+        """Close the connection. Idempotent."""
         with self._lock:
             self._conn.close()

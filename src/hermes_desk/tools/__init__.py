@@ -35,8 +35,8 @@ from hermes_desk.tools.spec import (
     HttpTarget,
     ToolSpec,
 )
-from hermes_desk.tools.validation import SchemaValidator
 from hermes_desk.tools.yaml_loader import load_tool_specs, parse_tool_specs
+from hermes_desk.validation import SchemaValidator
 
 __all__ = [
     "DEFAULT_FALLBACK",

@@ -7,7 +7,8 @@ pack's :class:`KnowledgeBase`; ``python`` and ``mcp`` specs need their binding p
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -18,10 +19,45 @@ from hermes_desk.tools.decorator import DecoratedTool
 from hermes_desk.tools.http_binding import HttpBinding
 from hermes_desk.tools.kb import KbSearchBinding, KnowledgeBase
 from hermes_desk.tools.registry import ToolRegistry
-from hermes_desk.tools.spec import ToolSpec
+from hermes_desk.tools.spec import BindingKind, ToolSpec
 from hermes_desk.tools.yaml_loader import load_tool_specs
 
-__all__ = ["build_registry", "load_pack_tools"]
+__all__ = ["BINDERS", "build_registry", "load_pack_tools"]
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """What the binders may use: the shared HTTP client and the pack's knowledge base."""
+
+    client: httpx.AsyncClient | None
+    kb: KnowledgeBase | None
+
+
+def _bind_http(spec: ToolSpec, parts: _Parts) -> ToolBinding:
+    if parts.client is None or spec.binding.http is None:
+        raise PackError(
+            "an HTTP tool needs an HTTP client", file=spec.source, item=spec.name, field="http"
+        )
+    return HttpBinding(spec.binding.http, parts.client, health_url=spec.health.url)
+
+
+def _bind_builtin(spec: ToolSpec, parts: _Parts) -> ToolBinding:
+    if spec.binding.options.get("builtin") != "kb_search" or parts.kb is None:
+        raise PackError(
+            "the built-in kb_search needs the pack's knowledge base",
+            file=spec.source,
+            item=spec.name,
+            field="builtin",
+        )
+    return KbSearchBinding(parts.kb)
+
+
+#: how each binding kind is built when no binding is given; ``python`` (``@tool``) and ``mcp``
+#: (the MCP client) tools always bring their own
+BINDERS: dict[BindingKind, Callable[[ToolSpec, _Parts], ToolBinding]] = {
+    "http": _bind_http,
+    "builtin": _bind_builtin,
+}
 
 
 def build_registry(
@@ -35,33 +71,19 @@ def build_registry(
     """A registry of ``specs`` (plus ``python_tools``), each bound; PackError if one cannot be."""
     registry = ToolRegistry()
     given = dict(bindings or {})
+    parts = _Parts(client, kb)
     for spec in specs:
-        binding: ToolBinding | None = given.get(spec.name)
-        if binding is None and spec.binding.kind == "http" and spec.binding.http is not None:
-            if client is None:
-                raise PackError(
-                    "an HTTP tool needs an HTTP client",
-                    file=spec.source,
-                    item=spec.name,
-                    field="http",
-                )
-            binding = HttpBinding(spec.binding.http, client, health_url=spec.health.url)
-        elif binding is None and spec.binding.kind == "builtin":
-            if spec.binding.options.get("builtin") != "kb_search" or kb is None:
-                raise PackError(
-                    "the built-in kb_search needs the pack's knowledge base",
-                    file=spec.source,
-                    item=spec.name,
-                    field="builtin",
-                )
-            binding = KbSearchBinding(kb)
+        binding = given.get(spec.name)
         if binding is None:
-            raise PackError(
-                f"no binding given for a {spec.binding.kind} tool",
-                file=spec.source,
-                item=spec.name,
-                field="binding",
-            )
+            binder = BINDERS.get(spec.binding.kind)
+            if binder is None:
+                raise PackError(
+                    f"no binding given for a {spec.binding.kind} tool",
+                    file=spec.source,
+                    item=spec.name,
+                    field="binding",
+                )
+            binding = binder(spec, parts)
         registry.add(spec, binding)
     for decorated in python_tools:
         registry.add(decorated.spec, decorated.binding)

@@ -39,7 +39,13 @@ class BreakerStateStore(Protocol):
         """Forget one tool's record (or all)."""
         ...
 
-    async def aclose(self) -> None: ...
+    async def ping(self) -> None:
+        """Return when the backend answers; raise (``BackendUnavailableError`` …) otherwise."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what the store holds. Idempotent."""
+        ...
 
 
 class MemoryBreakerStore:
@@ -76,14 +82,17 @@ class MemoryBreakerStore:
             else:
                 self._records.pop(tool, None)
 
+    async def ping(self) -> None:
+        """Always answers: the records are in this process."""
+
     async def aclose(self) -> None:
-        return None
+        """Nothing to release."""
 
 
 def build_breaker_store(settings: BreakerSettings) -> BreakerStateStore:
     """The store the settings ask for (``memory`` or ``redis``, which needs the redis extra)."""
     if settings.store == "redis":
-        from hermes_desk.tools.redis_breaker_store import RedisBreakerStore
+        from hermes_desk.tools.breaker_redis_store import RedisBreakerStore
 
-        return RedisBreakerStore.from_url(settings.redis_url)
+        return RedisBreakerStore(settings.redis_url)
     return MemoryBreakerStore()

@@ -38,7 +38,7 @@ from hermes_desk.tools.spec import (
     HttpTarget,
     ToolSpec,
 )
-from hermes_desk.tools.validation import schema_problem
+from hermes_desk.validation import schema_problem
 
 __all__ = ["OpenApiTools", "load_openapi", "to_json_schema", "tool_name"]
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from hermes_desk.errors import PackError
 from hermes_desk.tools.binding import ToolBinding
 from hermes_desk.tools.spec import TOOL_NAME_PATTERN, ToolSpec
-from hermes_desk.tools.validation import SchemaValidator, schema_problem
+from hermes_desk.validation import SchemaValidator, schema_problem
 
 __all__ = ["RegisteredTool", "ToolRegistry"]
 

@@ -60,7 +60,7 @@ from hermes_desk.tools.spec import (
     HttpTarget,
     ToolSpec,
 )
-from hermes_desk.tools.validation import schema_problem
+from hermes_desk.validation import schema_problem
 
 __all__ = ["load_tool_specs", "parse_tool_specs"]
 

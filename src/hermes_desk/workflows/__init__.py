@@ -26,15 +26,13 @@ from hermes_desk.workflows.runner import Cursor, WorkflowRunner
 from hermes_desk.workflows.service import WorkflowService
 from hermes_desk.workflows.snapshot import (
     SCHEMA_VERSION,
-    InMemorySnapshotStore,
     Snapshot,
     SnapshotInfo,
-    SnapshotStore,
     decode_state,
     encode_state,
 )
-from hermes_desk.workflows.sqlite_snapshots import SqliteSnapshotStore
-from hermes_desk.workflows.stores import open_snapshot_store
+from hermes_desk.workflows.sqlite_store import SqliteSnapshotStore
+from hermes_desk.workflows.store import InMemorySnapshotStore, SnapshotStore, build_snapshot_store
 from hermes_desk.workflows.view import WorkflowView
 from hermes_desk.workflows.watchdog import Watchdog, WatchdogReport
 
@@ -62,9 +60,9 @@ __all__ = [
     "WorkflowService",
     "WorkflowState",
     "WorkflowView",
+    "build_snapshot_store",
     "decode_state",
     "encode_state",
     "load_workflow_dir",
     "load_workflow_file",
-    "open_snapshot_store",
 ]

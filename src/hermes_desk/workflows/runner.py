@@ -41,7 +41,8 @@ from hermes_desk.workflows.machine import (
     step_finished,
     step_started,
 )
-from hermes_desk.workflows.snapshot import Snapshot, SnapshotStore
+from hermes_desk.workflows.snapshot import Snapshot
+from hermes_desk.workflows.store import SnapshotStore
 
 __all__ = ["Cursor", "Superseded", "WorkflowRunner"]
 

@@ -34,7 +34,8 @@ from hermes_desk.workflows.machine import (
     resolve_arguments,
 )
 from hermes_desk.workflows.runner import Cursor, Superseded, WorkflowRunner
-from hermes_desk.workflows.snapshot import Snapshot, SnapshotStore
+from hermes_desk.workflows.snapshot import Snapshot
+from hermes_desk.workflows.store import SnapshotStore
 from hermes_desk.workflows.view import WorkflowView
 from hermes_desk.workflows.watchdog import Watchdog
 

@@ -21,7 +21,8 @@ from hermes_desk.errors import ConflictError, HermesError
 from hermes_desk.events import Event, EventSink
 from hermes_desk.workflows.definition import WorkflowDefinition
 from hermes_desk.workflows.machine import expire
-from hermes_desk.workflows.snapshot import Snapshot, SnapshotStore
+from hermes_desk.workflows.snapshot import Snapshot
+from hermes_desk.workflows.store import SnapshotStore
 
 __all__ = ["Watchdog", "WatchdogReport"]
 

@@ -11,8 +11,15 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from hermes_desk.api.deps import RuntimeDep, TenantDep
-from hermes_desk.api.schemas import USER_ID_PATTERN, ApproveProposal, RejectProposal
+from hermes_desk.api.deps import RuntimeDep, SessionUserDep, TenantDep
+from hermes_desk.api.errors import error_responses
+from hermes_desk.api.schemas import (
+    USER_ID_PATTERN,
+    ApproveProposal,
+    ProposalList,
+    ProposalOut,
+    RejectProposal,
+)
 
 __all__ = ["router"]
 
@@ -21,9 +28,13 @@ router = APIRouter(tags=["actions"])
 UserQuery = Annotated[str, Query(pattern=USER_ID_PATTERN, description="the session's customer")]
 
 
-@router.get("/v1/sessions/{session_id}/proposals")
+@router.get(
+    "/v1/sessions/{session_id}/proposals",
+    response_model=ProposalList,
+    responses=error_responses(404),
+)
 async def list_proposals(
-    session_id: str, user_id: UserQuery, runtime: RuntimeDep, tenant: TenantDep
+    session_id: str, user_id: SessionUserDep, runtime: RuntimeDep, tenant: TenantDep
 ) -> dict[str, Any]:
     """The session's proposals, oldest first (arguments masked where sensitive)."""
     session = await runtime.sessions.get(tenant, user_id, session_id)
@@ -31,7 +42,9 @@ async def list_proposals(
     return {"proposals": [p.view() for p in proposals]}
 
 
-@router.get("/v1/proposals/{proposal_id}")
+@router.get(
+    "/v1/proposals/{proposal_id}", response_model=ProposalOut, responses=error_responses(404)
+)
 async def get_proposal(
     proposal_id: str, user_id: UserQuery, runtime: RuntimeDep, tenant: TenantDep
 ) -> dict[str, Any]:
@@ -40,7 +53,11 @@ async def get_proposal(
     return proposal.view()
 
 
-@router.post("/v1/proposals/{proposal_id}/approve")
+@router.post(
+    "/v1/proposals/{proposal_id}/approve",
+    response_model=ProposalOut,
+    responses=error_responses(404, 409),
+)
 async def approve_proposal(
     proposal_id: str, body: ApproveProposal, runtime: RuntimeDep, tenant: TenantDep
 ) -> dict[str, Any]:
@@ -56,7 +73,11 @@ async def approve_proposal(
     return proposal.view()
 
 
-@router.post("/v1/proposals/{proposal_id}/reject")
+@router.post(
+    "/v1/proposals/{proposal_id}/reject",
+    response_model=ProposalOut,
+    responses=error_responses(404, 409),
+)
 async def reject_proposal(
     proposal_id: str, body: RejectProposal, runtime: RuntimeDep, tenant: TenantDep
 ) -> dict[str, Any]:

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Response
+from fastapi.responses import JSONResponse, PlainTextResponse
 
 from hermes_desk import __version__
 from hermes_desk.api.deps import RuntimeDep
+from hermes_desk.api.errors import error_body, error_responses
 
 __all__ = ["router"]
 
@@ -20,12 +22,19 @@ async def healthz() -> dict[str, Any]:
     return {"status": "ok", "version": __version__}
 
 
-@router.get("/readyz")
-async def readyz(runtime: RuntimeDep) -> dict[str, Any]:
-    """The pack is loaded, the intent model trained and the stores reachable."""
-    await runtime.memory.notes("_readiness", "_probe")
+@router.get("/readyz", responses=error_responses(503))
+async def readyz(runtime: RuntimeDep) -> Any:
+    """The pack is loaded, the intent model trained and every store answers a ping (session,
+    breaker, snapshot, proposal, memory); else 503, ``error.stores`` naming each store that did
+    not answer and why."""
+    checked = await runtime.check_stores()
+    failed = {name: why for name, why in checked.items() if why is not None}
+    if failed:
+        body = error_body("not_ready", f"stores not answering: {', '.join(failed)}", stores=failed)
+        return JSONResponse(body, status_code=503)
     return {
         "status": "ready",
+        "stores": list(checked),
         "pack": runtime.pack.name,
         "pack_fingerprint": runtime.pack.fingerprint,
         "intents": sorted(runtime.pack.intents),
@@ -35,7 +44,7 @@ async def readyz(runtime: RuntimeDep) -> dict[str, Any]:
     }
 
 
-@router.get("/metrics")
+@router.get("/metrics", response_class=PlainTextResponse)  # documented as text/plain
 async def metrics(runtime: RuntimeDep) -> Response:
     """Prometheus text format: tool calls, latencies, breaker states."""
     from prometheus_client import CONTENT_TYPE_LATEST

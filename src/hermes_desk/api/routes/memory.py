@@ -12,7 +12,8 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from hermes_desk.errors import ValidationError
+from hermes_desk.api.errors import error_responses
+from hermes_desk.api.schemas import NoteOut
 from hermes_desk.memory import FactStatus, MemoryService
 
 __all__ = ["router"]
@@ -22,17 +23,6 @@ router = APIRouter(prefix="/v1/users", tags=["memory"])
 _DEFAULT_TENANT = "default"
 _USER_PATTERN = r"^[A-Za-z0-9_.:@-]{1,200}$"
 UserId = Annotated[str, Path(pattern=_USER_PATTERN, description="the customer's id")]
-
-
-class NoteOut(BaseModel):
-    fact_id: str
-    key: str
-    value: Any
-    confidence: float
-    age_s: float
-    created_at: float
-    source_session: str | None
-    text: str
 
 
 class NotesOut(BaseModel):
@@ -85,11 +75,20 @@ class TagsOut(BaseModel):
     tags: list[TagOut]
 
 
-class Review(BaseModel):
+class _Decide(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    action: Literal["approve", "reject", "edit"]
-    value: Any = Field(None, description="the new value, for action 'edit'")
+    action: Literal["approve", "reject"]
+
+
+class _Edit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["edit"]
+    value: Any = Field(description="the new value (any JSON value, null included)")
+
+
+Review = Annotated[_Decide | _Edit, Field(discriminator="action")]
 
 
 def _service(request: Request) -> MemoryService:
@@ -137,26 +136,26 @@ async def list_memories(
     return FactsOut(user_id=user_id, facts=[_fact_out(service, f.to_dict()) for f in facts])
 
 
-@router.post("/{user_id}/memories/{fact_id}/review", response_model=FactOut)
+@router.post(
+    "/{user_id}/memories/{fact_id}/review", response_model=FactOut, responses=error_responses(404)
+)
 async def review_memory(
     user_id: UserId, fact_id: Annotated[str, Path(max_length=200)], body: Review, request: Request
 ) -> FactOut:
     """Approve (pending/conflict → active), reject, or edit (set the value; becomes active)."""
     service = _service(request)
     tenant = _tenant(request)
-    if body.action == "approve":
-        outcome = await service.approve(tenant, user_id, fact_id)
-    elif body.action == "reject":
-        outcome = await service.reject(tenant, user_id, fact_id)
-    else:
-        if "value" not in body.model_fields_set:
-            raise ValidationError("action 'edit' needs a value", field="value")
+    if isinstance(body, _Edit):
         outcome = await service.edit(tenant, user_id, fact_id, body.value)
+    elif body.action == "approve":
+        outcome = await service.approve(tenant, user_id, fact_id)
+    else:
+        outcome = await service.reject(tenant, user_id, fact_id)
     assert outcome.fact is not None
     return _fact_out(service, outcome.fact.to_dict())
 
 
-@router.delete("/{user_id}/memories/{fact_id}", status_code=204)
+@router.delete("/{user_id}/memories/{fact_id}", status_code=204, responses=error_responses(404))
 async def delete_memory(
     user_id: UserId, fact_id: Annotated[str, Path(max_length=200)], request: Request
 ) -> Response:
@@ -172,7 +171,7 @@ async def list_tags(user_id: UserId, request: Request) -> TagsOut:
     return TagsOut(user_id=user_id, tags=[TagOut(**_public(t.to_dict())) for t in tags])
 
 
-@router.post("/{user_id}/tags/{tag}/approve", response_model=TagOut)
+@router.post("/{user_id}/tags/{tag}/approve", response_model=TagOut, responses=error_responses(404))
 async def approve_tag(
     user_id: UserId, tag: Annotated[str, Path(max_length=200)], request: Request
 ) -> TagOut:
@@ -181,7 +180,7 @@ async def approve_tag(
     return TagOut(**_public(done.to_dict()))
 
 
-@router.delete("/{user_id}/tags/{tag}", status_code=204)
+@router.delete("/{user_id}/tags/{tag}", status_code=204, responses=error_responses(404))
 async def delete_tag(
     user_id: UserId, tag: Annotated[str, Path(max_length=200)], request: Request
 ) -> Response:

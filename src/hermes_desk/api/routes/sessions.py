@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Query, Response, status
+from fastapi import APIRouter, Response, status
 
-from hermes_desk.api.deps import RuntimeDep, TenantDep
-from hermes_desk.api.schemas import USER_ID_PATTERN, SessionCreate
+from hermes_desk.api.deps import RuntimeDep, SessionUserDep, TenantDep
+from hermes_desk.api.errors import error_responses
+from hermes_desk.api.schemas import SessionClosed, SessionCreate, SessionOut
 from hermes_desk.runtime import Runtime
 from hermes_desk.sessions import Session
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
-
-UserQuery = Annotated[str, Query(pattern=USER_ID_PATTERN, description="the session's customer")]
 
 
 async def _view(runtime: Runtime, session: Session, **extra: Any) -> dict[str, Any]:
@@ -38,7 +37,15 @@ async def _view(runtime: Runtime, session: Session, **extra: Any) -> dict[str, A
     }
 
 
-@router.post("", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    response_model=SessionOut,
+    responses={
+        201: {"description": "a new session"},
+        200: {"model": SessionOut, "description": "the customer's open session, resumed"},
+    },
+)
 async def open_session(
     body: SessionCreate, runtime: RuntimeDep, tenant: TenantDep, response: Response
 ) -> dict[str, Any]:
@@ -52,25 +59,26 @@ async def open_session(
     return await _view(runtime, session, resumed=resumed)
 
 
-@router.get("/{session_id}")
+@router.get("/{session_id}", response_model=SessionOut, responses=error_responses(404))
 async def get_session(
-    session_id: str, user_id: UserQuery, runtime: RuntimeDep, tenant: TenantDep
+    session_id: str, user_id: SessionUserDep, runtime: RuntimeDep, tenant: TenantDep
 ) -> dict[str, Any]:
     """The session with its transcript, slots, notes and workflows (renews it)."""
     session = await runtime.sessions.get(tenant, user_id, session_id)
     return await _view(runtime, session)
 
 
-@router.delete("/{session_id}")
+@router.delete("/{session_id}", response_model=SessionClosed, responses=error_responses(404))
 async def close_session(
-    session_id: str, user_id: UserQuery, runtime: RuntimeDep, tenant: TenantDep
+    session_id: str, user_id: SessionUserDep, runtime: RuntimeDep, tenant: TenantDep
 ) -> dict[str, Any]:
-    """Close and archive the session; its short-term key facts move to the customer's memory."""
+    """Close and archive the session; its short-term key facts move to the customer's memory.
+    ``turns`` counts the customer's turns (not the agent's, nor tool calls and results)."""
     session = await runtime.sessions.close(tenant, user_id, session_id)
     notes = await runtime.memory.notes(tenant, user_id)
     return {
         "session_id": session.id,
         "status": "closed",
-        "turns": len(session.turns),
+        "turns": sum(1 for turn in session.turns if turn.role == "user"),
         "notes": [n.to_dict() for n in notes],
     }

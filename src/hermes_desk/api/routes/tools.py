@@ -9,6 +9,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Request
 
+from hermes_desk.api.errors import error_responses
+from hermes_desk.api.schemas import ToolHealthOut, ToolList
 from hermes_desk.errors import NotFoundError
 from hermes_desk.tools import ToolExecutor
 
@@ -26,7 +28,7 @@ Executor = Annotated[ToolExecutor, Depends(_executor)]
 ToolName = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
 
 
-@router.get("")
+@router.get("", response_model=ToolList)
 async def list_tools(executor: Executor) -> dict[str, Any]:
     """Every tool's spec and its circuit breaker (state, counts, when it may be retried)."""
     states = await executor.breaker_states()
@@ -38,7 +40,7 @@ async def list_tools(executor: Executor) -> dict[str, Any]:
     }
 
 
-@router.get("/{name}/health")
+@router.get("/{name}/health", response_model=ToolHealthOut, responses=error_responses(404))
 async def tool_health(name: ToolName, executor: Executor) -> dict[str, Any]:
     """Run the tool's health probe now; reports without moving the breaker."""
     if name not in executor.registry:

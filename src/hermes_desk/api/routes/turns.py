@@ -7,18 +7,22 @@ from typing import Any
 from fastapi import APIRouter
 
 from hermes_desk.api.deps import RuntimeDep, TenantDep
-from hermes_desk.api.schemas import TurnCreate
+from hermes_desk.api.errors import error_responses
+from hermes_desk.api.schemas import TurnCreate, TurnOut
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/v1/sessions", tags=["turns"])
 
 
-@router.post("/{session_id}/turns")
+@router.post(
+    "/{session_id}/turns", response_model=TurnOut, responses=error_responses(404, 409, 502, 503)
+)
 async def post_turn(
     session_id: str, body: TurnCreate, runtime: RuntimeDep, tenant: TenantDep
 ) -> dict[str, Any]:
-    """Handle a customer (or agent) utterance in the session."""
+    """Handle a customer (or agent) utterance in the session: 404 for an unknown session (or
+    another customer's), 409 for a closed one or a turn that lost a race with another."""
     outcome = await runtime.assistant.turn(
         tenant, body.user_id, session_id, body.text, speaker=body.speaker
     )

@@ -14,7 +14,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from hermes_desk.api.schemas import USER_ID_PATTERN
+from hermes_desk.api.errors import error_responses
+from hermes_desk.api.schemas import USER_ID_PATTERN, ProposalOut
 from hermes_desk.errors import NotFoundError
 from hermes_desk.runtime import Runtime
 from hermes_desk.workflows import WorkflowService, WorkflowView
@@ -40,7 +41,11 @@ class ProvideInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     user_id: str = Field(pattern=USER_ID_PATTERN, description="the workflow's customer")
-    slots: dict[str, Any] = Field(min_length=1)
+    slots: dict[str, Any] = Field(
+        min_length=1,
+        description="the slot the workflow waits for; approvals go through the proposal",
+        json_schema_extra={"propertyNames": {"not": {"pattern": "^approval:"}}},
+    )
     wait_s: float | None = Field(None, ge=0, le=25)
 
 
@@ -57,13 +62,13 @@ def _tenant(request: Request) -> str | None:
 UserQuery = Annotated[str, Query(pattern=USER_ID_PATTERN, description="the workflow's customer")]
 
 
-@router.get("/{workflow_id}", response_model=WorkflowView)
+@router.get("/{workflow_id}", response_model=WorkflowView, responses=error_responses(404))
 async def get_workflow(workflow_id: str, user_id: UserQuery, request: Request) -> WorkflowView:
     """State, steps (status, attempts, timings), phases and snapshot history."""
     return await _service(request).get(workflow_id, tenant=_tenant(request), user=user_id)
 
 
-@router.post("", response_model=WorkflowView, status_code=201)
+@router.post("", response_model=WorkflowView, status_code=201, responses=error_responses(404, 409))
 async def start_workflow(body: StartWorkflow, request: Request) -> WorkflowView:
     """Start a workflow; answers once it waits for input or ends (or ``wait_s`` passes)."""
     tenant = _tenant(request) or _DEFAULT_TENANT
@@ -80,7 +85,9 @@ async def start_workflow(body: StartWorkflow, request: Request) -> WorkflowView:
     )
 
 
-@router.post("/{workflow_id}/input", response_model=WorkflowView)
+@router.post(
+    "/{workflow_id}/input", response_model=WorkflowView, responses=error_responses(404, 409)
+)
 async def provide_input(workflow_id: str, body: ProvideInput, request: Request) -> WorkflowView:
     """Give a waiting workflow the slot it waits for (e.g. ``{"sms_code": "123456"}``)."""
     return await _service(request).provide_input(
@@ -88,7 +95,7 @@ async def provide_input(workflow_id: str, body: ProvideInput, request: Request) 
     )
 
 
-@router.get("/{workflow_id}/approval")
+@router.get("/{workflow_id}/approval", response_model=ProposalOut, responses=error_responses(404))
 async def pending_approval(
     workflow_id: str, user_id: UserQuery, request: Request
 ) -> dict[str, Any]:

@@ -15,9 +15,9 @@ from hermes_desk.errors import ConflictError
 from hermes_desk.storage import Migration, SqliteDatabase, apply_migrations
 from hermes_desk.workflows.snapshot import Snapshot, SnapshotInfo
 
-__all__ = ["SqliteSnapshotStore"]
+__all__ = ["MIGRATIONS", "SqliteSnapshotStore"]
 
-_MIGRATIONS = (
+MIGRATIONS = (
     Migration(
         "0001_snapshots",
         """
@@ -66,7 +66,7 @@ class SqliteSnapshotStore:
         self._clock = clock or SystemClock()
         self._purge_every = purge_every
         self._saves = 0
-        self._db.call(lambda conn: apply_migrations(conn, "workflows", _MIGRATIONS))
+        self._db.call(lambda conn: apply_migrations(conn, "workflows", MIGRATIONS))
 
     async def save(self, snapshot: Snapshot, *, expected_seq: int | None, ttl_s: float) -> None:
         now = self._clock.now()
@@ -177,8 +177,13 @@ class SqliteSnapshotStore:
         now = self._clock.now()
         return self._db.transaction(lambda conn: _purge(conn, now))
 
-    async def close(self) -> None:
+    async def ping(self) -> None:
+        await self._db.ping()
+
+    async def aclose(self) -> None:
+        """Close the database if this store opened it. Idempotent."""
         if self._owns_db:
+            self._owns_db = False
             self._db.close()
 
 

@@ -2,20 +2,18 @@
 
 Per workflow a hash (current snapshot) and a list (history), both with the TTL; a sorted set of
 active workflows and one per session index them. A save is one Lua script: compare the seq, write
-everything, so two workers can never both move a workflow on. This is the only module importing
-``redis``.
+everything, so two workers can never both move a workflow on. The client and its error
+translation are the shared :class:`~hermes_desk.storage.redis.RedisConnection`.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from hermes_desk.errors import BackendUnavailableError, ConflictError, MissingExtraError
+from hermes_desk.errors import ConflictError
+from hermes_desk.storage.redis import RedisConnection
 from hermes_desk.workflows.snapshot import Snapshot, SnapshotInfo
-
-if TYPE_CHECKING:
-    from redis.asyncio import Redis
 
 __all__ = ["RedisSnapshotStore"]
 
@@ -50,12 +48,10 @@ _FIELDS = ("seq", "status", "session_id", "deadline_at", "saved_at", "reason", "
 class RedisSnapshotStore:
     """Snapshot store on Redis (``pip install 'hermes-desk[redis]'``)."""
 
-    def __init__(self, url: str, *, prefix: str = "hermes:") -> None:
-        try:
-            import redis.asyncio as aioredis
-        except ImportError as exc:  # pragma: no cover - depends on the installed extras
-            raise MissingExtraError("the Redis snapshot store", "redis") from exc
-        self._client: Redis = aioredis.Redis.from_url(url, decode_responses=True)
+    def __init__(self, url: str, *, prefix: str = "hermes:", client: Any | None = None) -> None:
+        self._redis = RedisConnection(url, what="Redis snapshot store", client=client)
+        self._client = self._redis.client
+        self._call = self._redis.call
         self._prefix = prefix
         self._save = self._client.register_script(_SAVE)
 
@@ -144,16 +140,12 @@ class RedisSnapshotStore:
             await self._call(self._client.zrem(index_key, *gone))
         return out
 
-    async def _call(self, awaitable: Any) -> Any:
-        from redis.exceptions import RedisError
+    async def ping(self) -> None:
+        await self._redis.ping()
 
-        try:
-            return await awaitable
-        except RedisError as exc:
-            raise BackendUnavailableError(f"Redis snapshot store: {exc}") from exc
-
-    async def close(self) -> None:
-        await self._client.aclose()
+    async def aclose(self) -> None:
+        """Release the connection pool (only if this store created the client). Idempotent."""
+        await self._redis.aclose()
 
 
 def _snapshot(workflow_id: str, values: list[str | None]) -> Snapshot | None:

@@ -1,4 +1,5 @@
-"""Schema checks for arguments (before a call) and results (after it), with ``jsonschema``.
+"""JSON Schema checks, one validator for the whole service: tool arguments (before a call) and
+results (after it), and slot values a model proposes — with ``jsonschema``.
 
 Draft 2020-12 with a :class:`~jsonschema.FormatChecker`, so ``format: date`` and friends are
 asserted, not just annotated (Draft 2020-12 treats ``format`` as an annotation unless a checker
@@ -38,6 +39,13 @@ class SchemaValidator:
 
     def is_valid(self, value: Any) -> bool:
         return bool(self._validator.is_valid(value))
+
+    def failed_keyword(self, value: Any) -> str | None:
+        """The first constraint ``value`` fails (e.g. ``pattern``), or ``None`` when valid."""
+        if self._validator.is_valid(value):
+            return None
+        error = next(iter(self._validator.iter_errors(value)))
+        return str(error.validator)
 
     def problems(self, value: Any, *, limit: int = 5) -> list[str]:
         if self._validator.is_valid(value):

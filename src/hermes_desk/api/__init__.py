@@ -1,0 +1,1 @@
+"""The HTTP and WebSocket service: FastAPI app, routes, edge guards and the console."""

@@ -1,0 +1,58 @@
+"""A real service on a loopback port, with an API key, for the REST contract tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from demo_backend import create_app as create_backend
+from hermes_desk.api.app import create_app
+from hermes_desk.config import Settings
+from hermes_desk.testing.servers import serve_in_thread
+
+API_KEY = "contract-test-key-0123456789"
+OTHER_TENANT_KEY = "another-tenant-key-0123456789"
+
+
+def contract_settings(**service: Any) -> Settings:
+    """The settings of the service under test: keys of two tenants (``acme``, the tests'
+    own, and ``globex``)."""
+    return Settings(
+        service={"api_keys": {API_KEY: "acme", OTHER_TENANT_KEY: "globex"}, **service},
+        workflows={"watchdog_interval_s": 3600},
+    )
+
+
+@dataclass
+class Api:
+    url: str
+    settings: Settings
+    client: httpx.Client
+
+    def open_session(self, user: str) -> str:
+        response = self.client.post("/v1/sessions", json={"user_id": user, "resume": False})
+        assert response.status_code == 201, response.text
+        return str(response.json()["session_id"])
+
+    def transcript(self, session_id: str, user: str) -> list[dict[str, object]]:
+        response = self.client.get(f"/v1/sessions/{session_id}", params={"user_id": user})
+        assert response.status_code == 200, response.text
+        return list(response.json()["turns"])
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory, pack_model_dir: Path) -> Iterator[Api]:
+    """Hermes Desk (pack model trained once per run) and the demo backend, both on 127.0.0.1."""
+    data_dir = tmp_path_factory.mktemp("api")
+    with serve_in_thread(create_backend()) as backend_url:
+        settings = contract_settings(data_dir=data_dir, backend_url=backend_url)
+        with (
+            serve_in_thread(create_app(settings)) as url,
+            httpx.Client(base_url=url, headers={"X-API-Key": API_KEY}, timeout=60) as client,
+        ):
+            yield Api(url, settings, client)
