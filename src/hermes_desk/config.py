@@ -31,6 +31,7 @@ from hermes_desk.errors import ConfigError
 __all__ = [
     "ActionSettings",
     "BreakerSettings",
+    "KnowledgeSettings",
     "LlmLinkSettings",
     "LlmSettings",
     "McpServerSettings",
@@ -138,6 +139,18 @@ class BreakerSettings(_Section):
 class ToolSettings(_Section):
     default_timeout_s: float = Field(3.0, gt=0, description="per-call limit of a tool without one")
     breaker: BreakerSettings = BreakerSettings()
+
+
+class KnowledgeSettings(_Section):
+    min_score: float = Field(
+        0.25,
+        ge=0,
+        description="knowledge-base hits scoring below this (BM25, higher is better) are not "
+        "shown: a question with no good article gets no card and a reply that says so "
+        "(measured in docs/benchmarks.md: 0.25 keeps every held-out policy question's article, "
+        "1.5 keeps 96 % and shows a card for 25 % of small talk instead of 30 %)",
+    )
+    max_cards: int = Field(3, ge=1, le=10, description="knowledge cards shown per turn at most")
 
 
 class WorkflowSettings(_Section):
@@ -283,6 +296,7 @@ class Settings(BaseSettings):
     sessions: SessionSettings = SessionSettings()
     nlu: NluSettings = NluSettings()
     tools: ToolSettings = ToolSettings()
+    knowledge: KnowledgeSettings = KnowledgeSettings()
     workflows: WorkflowSettings = WorkflowSettings()
     actions: ActionSettings = ActionSettings()
     memory: MemorySettings = MemorySettings()

@@ -285,7 +285,11 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
 
     http = httpx.AsyncClient()
     registry, kb = load_pack_tools(
-        pack.root, variables=variables, client=http, kb_db_path=":memory:"
+        pack.root,
+        variables=variables,
+        client=http,
+        kb_db_path=":memory:",
+        kb_min_score=settings.knowledge.min_score,
     )
     tools = ToolExecutor(
         registry,
@@ -362,6 +366,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         oos_threshold=settings.nlu.oos_threshold,
         max_text_chars=settings.service.max_text_chars,
         model_slots=model_slots,
+        max_cards=settings.knowledge.max_cards,
     )
     runtime = Runtime(
         settings=settings,

@@ -20,6 +20,7 @@ __all__ = [
     "ErrorBody",
     "ErrorDetail",
     "IntentOut",
+    "KnowledgeCard",
     "NoteOut",
     "Problem",
     "ProposalList",
@@ -265,6 +266,18 @@ class SuggestionOut(BaseModel):
     situation: str
 
 
+class KnowledgeCard(BaseModel):
+    """A knowledge-base article that answers the turn, for the agent to read or quote."""
+
+    title: str = Field(description="the article's title, in the customer's language")
+    article_id: str
+    passage: str = Field(description="whole sentences of the article that answer")
+    source: str = Field(description="where the article lives in the pack, kb/<id>.md")
+    score: float = Field(
+        description="BM25 relevance; cards below the knowledge threshold are left out"
+    )
+
+
 class TurnOut(BaseModel):
     """What a turn answers. An agent turn carries only the first three fields' values."""
 
@@ -283,6 +296,14 @@ class TurnOut(BaseModel):
     key_facts: list[dict[str, JsonValue]]
     notes: list[NoteOut]
     events: list[dict[str, JsonValue]]
+    knowledge: list[KnowledgeCard] = Field(
+        default_factory=list, description="knowledge cards; [] when the turn searched nothing"
+    )
+    mentions: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="every value named so far of a slot of which several were named, in the "
+        "order named ({'order_id': [...]}); the current one is in slots",
+    )
 
 
 class BreakerOut(BaseModel):

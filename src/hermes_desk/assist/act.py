@@ -70,6 +70,10 @@ class TurnActor:
                 session_id=session.id,
             )  # fmt: skip
         assert move.workflow_id is not None
+        if move.kind == "restart":
+            return await self.workflows.restart(
+                move.workflow_id, move.inputs, tenant=session.tenant, user=session.user
+            )
         if move.kind == "feed":
             return await self.workflows.provide_input(
                 move.workflow_id, move.inputs, tenant=session.tenant

@@ -7,7 +7,13 @@ Rules (SPEC §8):
   nothing (X4);
 - a repeated complaint adds to its ticket instead of opening another (X4);
 - a workflow waiting for the customer takes the slot the turn brings; a turn that brings none
-  and asks something else is answered as usual.
+  and asks something else is answered as usual (its look-ups run);
+- the same request again while its workflow waits continues it (the reply asks again for what
+  it waits for), or starts it again when the customer brings new details (another phone
+  number) or asks for what it sent once more ("再发一次验证码", "I didn't get the code");
+- a question whose intent only comes from the conversation and that lacks the slot the intent
+  needs ("那一般几天能到？" after "我的快递到哪了") is answered from the knowledge base instead of
+  asking for an order number.
 """
 
 from __future__ import annotations
@@ -28,6 +34,14 @@ KB_INTENT = "kb_question"
 _KB_TOOL = "kb_search"
 _TICKET_TOOL = "create_ticket"
 _TICKET_NOTE_TOOL = "add_ticket_note"
+# Asking again for what a waiting workflow sent ("再发一次", "I didn't get the code").
+_AGAIN = re.compile(
+    r"再发|重发|重新发|重新获取|再来一[个条次]|没收到|收不到|没有收到|还没收到"
+    r"|resend|send\s+(?:it|me|the\s+code|a\s+new\s+code|another(?:\s+one)?)?\s*again"
+    r"|new\s+code|another\s+code|did\s*n[o']?t\s+(?:get|receive)|have\s*n[o']?t\s+(?:got|gotten|received)"
+    r"|never\s+(?:got|received)|not\s+received",
+    re.IGNORECASE,
+)
 
 
 def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user: str) -> Plan:
@@ -43,7 +57,7 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
     acts = bool(intent.workflow) or any(
         tools[name].effect == "write" for name in intent.calls if name in tools
     )
-    if acts and reading.act == "question" and KB_INTENT in pack.intents and _KB_TOOL in tools:
+    if acts and reading.act == "question" and _has_kb(pack, tools):
         return Plan(
             KB_INTENT,
             "a question about a policy or a process: answered from the knowledge base, "
@@ -53,6 +67,13 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
     if intent.workflow:
         return _start_workflow(reading, pack)
     missing = tuple(s for s in intent.required_slots if s not in reading.slots)
+    if missing and reading.carried and reading.act == "question" and _has_kb(pack, tools):
+        return Plan(
+            KB_INTENT,
+            "a question read in the conversation, without the record it would need: answered "
+            "from the knowledge base",
+            lookups=(Lookup(_KB_TOOL, {"query": reading.text}),),
+        )
     if missing:
         return Plan(intent.name, "required slots missing", missing_slots=missing)
     context = {
@@ -99,9 +120,43 @@ def _continue_waiting(reading: Reading, pack: Pack, slot: str) -> Plan | None:
             "the waiting workflow takes the slot this turn brings",
             workflow=WorkflowMove("feed", waiting.name, waiting.id, {slot: value}),
         )
-    if reading.intent.out_of_scope or reading.intent.workflow == waiting.name:
+    if reading.intent.workflow == waiting.name:
+        return _asked_again(reading, pack, owner)
+    if reading.intent.out_of_scope:
         return Plan(owner, "the workflow still waits for the customer", workflow=_show(waiting))
     return None  # something else asked meanwhile: answered as usual
+
+
+def _asked_again(reading: Reading, pack: Pack, owner: str) -> Plan:
+    """The waiting workflow's own request again: restart it with the new details the turn
+    brings, or when the customer asks for what it sent once more; else it continues."""
+    waiting = reading.waiting
+    assert waiting is not None
+    definition = pack.workflows[waiting.name]
+    changed = {
+        name: value
+        for name, value in reading.found.items()
+        if name in definition.inputs and reading.previous_slots.get(name) != value
+    }
+    if changed:
+        return Plan(
+            owner,
+            "the same request with new details: the workflow starts again with them",
+            workflow=WorkflowMove("restart", waiting.name, waiting.id, changed),
+        )
+    if _AGAIN.search(reading.text):
+        return Plan(
+            owner,
+            "asked again for what the workflow sent: it starts again",
+            workflow=WorkflowMove("restart", waiting.name, waiting.id),
+        )
+    return Plan(
+        owner, "the same request again: the waiting workflow continues", workflow=_show(waiting)
+    )
+
+
+def _has_kb(pack: Pack, tools: Mapping[str, ToolSpec]) -> bool:
+    return KB_INTENT in pack.intents and _KB_TOOL in tools
 
 
 def _show(waiting: Any) -> WorkflowMove:

@@ -43,7 +43,7 @@ from hermes_desk.sessions import Session, SessionManager, Turn
 from hermes_desk.tools import ToolExecutor, ToolResult
 from hermes_desk.workflows import WorkflowService, WorkflowView
 
-__all__ = ["Assistant", "check_text"]
+__all__ = ["Assistant", "check_text", "knowledge_cards"]
 
 
 def check_text(text: str, max_chars: int) -> str:
@@ -79,8 +79,10 @@ class Assistant:
         oos_threshold: float,
         max_text_chars: int,
         model_slots: ModelSlotChannel | None = None,
+        max_cards: int = 3,
     ) -> None:
         self.pack = pack
+        self.max_cards = max_cards
         self.sessions = sessions
         self.tools = tools
         self.memory = memory
@@ -148,7 +150,11 @@ class Assistant:
                 },
             )
         )
-        return _outcome(session, turn_index, reading, plan, acting, remembered, suggestion, started)
+        outcome = _outcome(
+            session, turn_index, reading, plan, acting, remembered, suggestion, started
+        )
+        outcome.knowledge = knowledge_cards(acting, self.max_cards)
+        return outcome
 
     async def _remember(self, session: Session, reading: Reading) -> Remembered:
         """Stage *remember*: key facts into the session's short-term tier; the notes."""
@@ -196,6 +202,7 @@ def _outcome(
     started: float,
 ) -> TurnOutcome:
     outcome = TurnOutcome(session.id, turn_index, "customer", slots=dict(reading.slots))
+    outcome.mentions = {name: list(values) for name, values in reading.mentions.items()}
     outcome.intent = {
         "name": reading.intent.name,
         "answered_as": plan.answer_intent,
@@ -218,6 +225,31 @@ def _outcome(
     outcome.key_facts = remembered.key_facts
     outcome.notes = remembered.notes
     return outcome
+
+
+def knowledge_cards(acting: Acting, limit: int = 3) -> list[dict[str, Any]]:
+    """The knowledge-base articles the turn found, as cards for the agent: the title in the
+    customer's language, the article id, the passage quoted (whole sentences), its source and
+    score; ``[]`` when the turn searched nothing or nothing scored above the threshold."""
+    cards: list[dict[str, Any]] = []
+    for result in acting.results.values():
+        data = result.result if result.ok and isinstance(result.result, dict) else {}
+        hits = data.get("results")
+        if not isinstance(hits, list):
+            continue
+        for hit in hits:
+            if not isinstance(hit, dict) or "id" not in hit:
+                continue
+            cards.append(
+                {
+                    "title": hit.get("heading") or hit.get("title", ""),
+                    "article_id": hit["id"],
+                    "passage": hit.get("passage") or hit.get("snippet", ""),
+                    "source": hit.get("source") or f"kb/{hit['id']}.md",
+                    "score": hit.get("score", 0.0),
+                }
+            )
+    return cards[:limit]
 
 
 def _keep_short_term(session: Session, candidates: Sequence[Any]) -> None:

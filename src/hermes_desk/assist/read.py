@@ -1,5 +1,11 @@
 """Stage *read*: the customer's words in their conversation — intent, slots, dialogue act, and
-the state the decision needs (a waiting workflow, the session's proposals)."""
+the state the decision needs (a waiting workflow, the session's proposals).
+
+A workflow waiting for the customer frames the turn: a turn that brings the slot it waits for
+("验证码是 123456") is read as that workflow's request, whatever the classifier makes of it, and
+so is a turn the classifier alone is sure asks for that request again ("我忘记密码了" at 0.99, even
+when the conversation leans elsewhere). Any other turn is read as usual.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +13,23 @@ import re
 import time
 
 from hermes_desk.actions import ActionService
+from hermes_desk.assist.decide import value_for_schema
 from hermes_desk.assist.records import Reading
 from hermes_desk.llm.slots import ModelSlotChannel
-from hermes_desk.nlu import OOS, DialogueState, SlotExtractor, TurnReader, merge_model_slots
+from hermes_desk.nlu import (
+    OOS,
+    DialogueState,
+    ResolvedIntent,
+    SlotExtractor,
+    TurnReader,
+    mention_key,
+    merge_model_slots,
+)
 from hermes_desk.nlu import request_act as read_act
-from hermes_desk.packs import Pack
+from hermes_desk.packs import IntentSpec, Pack
 from hermes_desk.sessions import Session
-from hermes_desk.workflows import WorkflowService
+from hermes_desk.workflows import WorkflowService, WorkflowView
+from hermes_desk.workflows.machine import APPROVAL_PREFIX
 
 __all__ = ["TurnReaderStage", "language_of"]
 
@@ -45,13 +61,22 @@ class TurnReaderStage:
         self.actions = actions
         self.oos_threshold = oos_threshold
         self.model_slots = model_slots
+        #: the classifier's confidence, on the turn alone, that makes a turn the waiting
+        #: workflow's own request again whatever the conversation leans to
+        self.repeat_confidence = DialogueState().override
 
     async def read(self, session: Session, text: str) -> Reading:
+        waiting = (
+            await self.workflows.find_waiting(session.id) if self.workflows is not None else None
+        )
         perf = time.perf_counter()
         state = _state_of(session, self.oos_threshold)
+        previous_slots = dict(state.slots)
         resolved = self.intents.read(text, state)
-        intent = self.pack.intent(resolved.intent)
         found = self.slots.extract(text)
+        mentions = self.slots.mentions(text)
+        intent, carried = self._framed(resolved, waiting, text, found)
+        state.intent = intent.name if not intent.out_of_scope else state.intent
         nlu_ms = (time.perf_counter() - perf) * 1000
         language = language_of(text)
         if self.model_slots is not None and intent.slots and not intent.out_of_scope:
@@ -65,10 +90,7 @@ class TurnReaderStage:
                 request_id=session.id,
             )
             found, _refused = merge_model_slots(found, proposed.slots, intent.slots)
-        state.update_slots(found)
-        waiting = (
-            await self.workflows.find_waiting(session.id) if self.workflows is not None else None
-        )
+        found = state.take(text, found, mentions)
         proposals = await self.actions.for_session(
             session.id, tenant=session.tenant, user=session.user
         )
@@ -80,7 +102,7 @@ class TurnReaderStage:
             language=language,
             intent=intent,
             confidence=resolved.confidence,
-            carried=resolved.carried,
+            carried=carried,
             ranking=list(ranked.ranking[:3]),
             ranking_model="context" if resolved.in_context is not None else "classifier",
             act=read_act(text),
@@ -90,7 +112,43 @@ class TurnReaderStage:
             nlu_ms=nlu_ms,
             waiting=waiting,
             proposals=proposals,
+            previous_slots=previous_slots,
+            mentions={
+                name: list(values)
+                for name in intent.slots
+                if isinstance(values := state.slots.get(mention_key(name)), list)
+                and len(values) > 1
+            },
         )
+
+    def _framed(
+        self,
+        resolved: ResolvedIntent,
+        waiting: WorkflowView | None,
+        text: str,
+        found: dict[str, object],
+    ) -> tuple[IntentSpec, bool]:
+        """The intent the turn is handled under, and whether it came from the conversation:
+        the waiting workflow's own when the turn brings its slot or the classifier alone is
+        sure the customer asks for it again (see the module docstring)."""
+        intent = self.pack.intent(resolved.intent)
+        slot = waiting.waiting_for if waiting is not None else None
+        if waiting is None or not slot or slot.startswith(APPROVAL_PREFIX):
+            return intent, resolved.carried
+        owner = next(
+            (spec for spec in self.pack.intents.values() if spec.workflow == waiting.name), None
+        )
+        if owner is None or owner.name == intent.name:
+            return intent, resolved.carried
+        brings = found.get(slot) is not None or (
+            value_for_schema(text, owner.slots.get(slot)) is not None
+        )
+        alone = resolved.prediction
+        if brings:
+            return owner, True
+        if alone.intent == owner.name and alone.confidence >= self.repeat_confidence:
+            return owner, False
+        return intent, resolved.carried
 
 
 def _state_of(session: Session, threshold: float) -> DialogueState:

@@ -49,6 +49,10 @@ class Reading:
     waiting: WorkflowView | None
     proposals: list[Proposal]
     ranking_model: Literal["context", "classifier"] = "classifier"
+    #: the conversation's slots before this turn (what the turn changed is told apart)
+    previous_slots: dict[str, Any] = field(default_factory=dict)
+    #: every value named so far of a slot of which several were named (``order_id`` → […])
+    mentions: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +75,11 @@ class ProposedWrite:
 
 @dataclass(frozen=True, slots=True)
 class WorkflowMove:
-    """What the turn does with a workflow: ``start`` one, ``feed`` the waiting one a slot, or
-    ``show`` the waiting one as it is."""
+    """What the turn does with a workflow: ``start`` one, ``feed`` the waiting one a slot,
+    ``show`` the waiting one as it is, or ``restart`` it (end it, start it again with
+    ``inputs`` over its own)."""
 
-    kind: Literal["start", "feed", "show"]
+    kind: Literal["start", "feed", "show", "restart"]
     name: str
     workflow_id: str | None = None
     inputs: dict[str, Any] = field(default_factory=dict)
@@ -147,6 +152,10 @@ class TurnOutcome:
     key_facts: list[dict[str, Any]] = field(default_factory=list)
     notes: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
+    #: knowledge cards: ``[{title, article_id, passage, source, score}]``
+    knowledge: list[dict[str, Any]] = field(default_factory=list)
+    #: every value named of a slot of which several were named (``{"order_id": [A, B]}``)
+    mentions: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -163,4 +172,6 @@ class TurnOutcome:
             "key_facts": self.key_facts,
             "notes": self.notes,
             "events": self.events,
+            "knowledge": self.knowledge,
+            "mentions": self.mentions,
         }

@@ -27,17 +27,20 @@ from hermes_desk.nlu.intent import (
     load_classifier,
 )
 from hermes_desk.nlu.model_slots import RejectedSlot, merge_model_slots
-from hermes_desk.nlu.slots import SlotExtractor, extract_durations
+from hermes_desk.nlu.references import Reference, find_reference, normalise_ids
+from hermes_desk.nlu.slots import LISTED_SLOTS, SlotExtractor, extract_durations
 from hermes_desk.nlu.state import (
     DialogueState,
     ResolvedIntent,
     is_acknowledgement,
     is_follow_up,
     is_short,
+    mention_key,
 )
 
 __all__ = [
     "CLASSIFIER_KINDS",
+    "LISTED_SLOTS",
     "OOS",
     "ContextModel",
     "Conversation",
@@ -49,6 +52,7 @@ __all__ = [
     "Example",
     "IntentClassifier",
     "IntentPrediction",
+    "Reference",
     "RejectedSlot",
     "ResolvedIntent",
     "SlotExtractor",
@@ -60,6 +64,7 @@ __all__ = [
     "evaluate_conversations",
     "extract_durations",
     "find_dates",
+    "find_reference",
     "is_acknowledgement",
     "is_follow_up",
     "is_short",
@@ -67,7 +72,9 @@ __all__ = [
     "load_conversations",
     "load_examples",
     "load_or_train",
+    "mention_key",
     "merge_model_slots",
+    "normalise_ids",
     "request_act",
     "train_turn_reader",
 ]

@@ -121,6 +121,12 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
     (
+        "cn_week_rel",
+        re.compile(
+            r"(上上|上|这|本|下下|下)\s*(?:个)?\s*(周|星期|礼拜|月)(?![一二三四五六日天七1-7])"
+        ),
+    ),
+    (
         "cn_offset",
         re.compile(
             rf"({NUMBER_PATTERN})\s*(?:个)?\s*(天|日|周|星期|礼拜)\s*(前|以前|之前|后|以后|之后)"
@@ -144,6 +150,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         "en_week",
         re.compile(rf"\b(last|this|next|on)\s+({_WEEKDAY_NAMES})\b", re.IGNORECASE),
     ),
+    ("en_week_rel", re.compile(r"\b(last|this|next)\s+(week|month)\b", re.IGNORECASE)),
     ("en_word", re.compile(r"\b(today|yesterday|tomorrow|tonight)\b", re.IGNORECASE)),
     (
         "en_ago",
@@ -188,6 +195,18 @@ def _nearest_year(today: date, month: int, day: int) -> date | None:
     return min(valid, key=lambda d: (abs((d - today).days), d > today))
 
 
+def _shift(today: date, count: int, *, month: bool) -> date:
+    if not month:
+        return today + timedelta(days=7 * count)
+    index = today.year * 12 + today.month - 1 + count
+    year, month_no = divmod(index, 12)
+    for day in (today.day, 30, 29, 28):
+        shifted = _safe_date(year, month_no + 1, day)
+        if shifted is not None:
+            return shifted
+    return today  # pragma: no cover - day 28 exists in every month
+
+
 def _week_day(today: date, weeks: int, weekday: int) -> date:
     monday = today - timedelta(days=today.weekday())
     return monday + timedelta(weeks=weeks, days=weekday)
@@ -215,6 +234,12 @@ def _resolve(kind: str, m: re.Match[str], today: date) -> date | None:
         wd = g[1]
         weekday = int(wd) - 1 if wd.isdigit() else _CN_WEEKDAY[wd]
         return _week_day(today, shift, weekday)
+    if kind == "cn_week_rel":  # 上周 / 上个月 alone: the same day a week / a month away
+        shift = {"上上": -2, "上": -1, "这": 0, "本": 0, "下": 1, "下下": 2}[g[0]]
+        return _shift(today, shift, month=g[1] == "月")
+    if kind == "en_week_rel":
+        shift = {"last": -1, "this": 0, "next": 1}[g[0].lower()]
+        return _shift(today, shift, month=g[1].lower() == "month")
     if kind == "cn_offset":
         n = parse_number(g[0])
         if n is None:

@@ -23,10 +23,17 @@ from datetime import date, datetime, time
 from typing import Any
 
 from hermes_desk.nlu.dates import find_dates, resolve_timezone
-from hermes_desk.nlu.examples import Example
+from hermes_desk.nlu.examples import Conversation, Example
 from hermes_desk.nlu.numbers import parse_number
 
-__all__ = ["SlotReport", "SlotScore", "extractor_for", "score_slots"]
+__all__ = [
+    "ConversationSlotReport",
+    "SlotReport",
+    "SlotScore",
+    "extractor_for",
+    "score_conversation_slots",
+    "score_slots",
+]
 
 Extract = Callable[[str], dict[str, Any]]
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -125,7 +132,8 @@ def _pairs(slots: dict[str, Any], today: date) -> Counter[tuple[str, str]]:
 
 
 def _predicted(found: dict[str, Any]) -> dict[str, Any]:
-    slots = {k: v for k, v in found.items() if k != "dates"}
+    # ``purchase_date`` repeats a date already found (as ``date``): counted once.
+    slots = {k: v for k, v in found.items() if k not in ("dates", "purchase_date")}
     if "dates" in found:
         slots["date"] = list(found["dates"])
     return slots
@@ -165,4 +173,82 @@ def score_slots(examples: Sequence[Example], extract: Extract, today: date) -> S
         per_slot=per_slot,
         dates=dates,
         date_accuracy=tp["date"] / dates if dates else None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationSlotReport:
+    """Slot accuracy in conversations: after each labelled turn, is the dialogue state's value
+    of each labelled slot the expected one (carried, resolved, normalised)?
+
+    Attributes:
+        labelled: labelled (turn, slot) pairs.
+        accuracy: the share of them the state got right.
+        per_slot: accuracy and support per slot name.
+        misses: up to 50 ``{conversation, turn, slot, expected, got}``.
+    """
+
+    conversations: int
+    labelled: int
+    accuracy: float
+    per_slot: dict[str, dict[str, float]]
+    misses: list[dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "conversations": self.conversations,
+            "labelled": self.labelled,
+            "accuracy": self.accuracy,
+            "per_slot": self.per_slot,
+            "misses": list(self.misses),
+        }
+
+
+def _same(name: str, expected: Any, got: Any, today: date) -> bool:
+    if isinstance(expected, list):
+        return isinstance(got, list) and [_canonical(name, v, today) for v in expected] == [
+            _canonical(name, v, today) for v in got
+        ]
+    return got is not None and _canonical(name, expected, today) == _canonical(name, got, today)
+
+
+def score_conversation_slots(
+    conversations: Sequence[Conversation], today: date, tz: str = "Asia/Shanghai"
+) -> ConversationSlotReport | None:
+    """Run each conversation through the service's slot extractor and dialogue state
+    (:meth:`~hermes_desk.nlu.DialogueState.take`) and score the turns' labelled ``slots``;
+    None when no turn labels any."""
+    from hermes_desk.nlu.slots import SlotExtractor
+    from hermes_desk.nlu.state import DialogueState
+
+    extractor = SlotExtractor(_FixedDay(today, tz), tz)
+    right: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    misses: list[dict[str, Any]] = []
+    for conv in conversations:
+        state = DialogueState()
+        for index, turn in enumerate(conv.turns):
+            state.take(turn.text, extractor.extract(turn.text), extractor.mentions(turn.text))
+            for name, expected in turn.slots.items():
+                got = state.slots.get(name)
+                total[name] += 1
+                if _same(name, expected, got, today):
+                    right[name] += 1
+                elif len(misses) < 50:
+                    misses.append(
+                        {"conversation": conv.id, "turn": index, "slot": name,
+                         "expected": expected, "got": got}
+                    )  # fmt: skip
+    labelled = sum(total.values())
+    if not labelled:
+        return None
+    return ConversationSlotReport(
+        conversations=len(conversations),
+        labelled=labelled,
+        accuracy=sum(right.values()) / labelled,
+        per_slot={
+            name: {"accuracy": right[name] / total[name], "support": total[name]}
+            for name in sorted(total)
+        },
+        misses=misses,
     )

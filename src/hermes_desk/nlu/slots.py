@@ -1,20 +1,27 @@
-"""Deterministic slot extractors: order ids, phone numbers, amounts, dates and durations.
+"""Deterministic slot extractors: order ids, phone numbers, amounts, dates and durations, and
+what was bought (product, purchase date, reason: :mod:`hermes_desk.nlu.purchase`).
 
 These run before any model and their values are format-checked, so they win over the model
-channel (see :mod:`hermes_desk.nlu.model_slots`).
+channel (see :mod:`hermes_desk.nlu.model_slots`). Ids written in groups or in full-width
+digits ("2024-0520-1234", "２０２４…") are normalised first
+(:func:`~hermes_desk.nlu.references.normalise_ids`).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from datetime import date
 from typing import Any
 
 from hermes_desk.clock import Clock
 from hermes_desk.nlu.dates import find_dates, resolve_timezone, today_in
 from hermes_desk.nlu.numbers import NUMBER_PATTERN, parse_number
+from hermes_desk.nlu.purchase import find_product, find_purchase_date, find_reason
+from hermes_desk.nlu.references import normalise_ids
 
 __all__ = [
+    "LISTED_SLOTS",
     "SlotExtractor",
     "extract_amounts",
     "extract_durations",
@@ -44,9 +51,14 @@ _EN_SMALL = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five":
 _EN_SMALL |= {"six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 
 
+#: Slots of which one turn may name several values; all are kept, in order (``mentions``).
+LISTED_SLOTS = ("order_id", "phone")
+_ORDER_ID_LENGTHS = (12,)
+
+
 def _normalise(text: str) -> str:
-    # Full-width digits and letters (１２３, ＋８６) become ASCII.
-    return unicodedata.normalize("NFKC", text)
+    # Full-width digits and letters (１２３, ＋８６) become ASCII; grouped ids are joined.
+    return normalise_ids(unicodedata.normalize("NFKC", text), lengths=_ORDER_ID_LENGTHS)
 
 
 def extract_order_ids(text: str) -> list[str]:
@@ -99,6 +111,13 @@ def extract_durations(text: str) -> dict[str, float]:
     return out
 
 
+def _year_before(day: date) -> date:
+    try:
+        return day.replace(year=day.year - 1)
+    except ValueError:  # 29 February
+        return day.replace(year=day.year - 1, day=28)
+
+
 class SlotExtractor:
     """Pulls format-checked slot values out of an utterance.
 
@@ -111,9 +130,18 @@ class SlotExtractor:
         self._clock = clock
         self._tz = resolve_timezone(tz)
 
+    def mentions(self, text: str) -> dict[str, list[str]]:
+        """Every value of the :data:`LISTED_SLOTS` in ``text``, in order ("我有两个订单，A和B"
+        → ``{"order_id": [A, B]}``); slots with no value are absent."""
+        text = _normalise(text)
+        found = {"order_id": extract_order_ids(text), "phone": extract_phones(text)}
+        return {name: values for name, values in found.items() if values}
+
     def extract(self, text: str) -> dict[str, Any]:
-        """Slots found in ``text``: ``order_id``, ``phone``, ``amount``, ``date`` (ISO), and
-        ``dates`` when several dates are mentioned. Keys are absent when nothing was found."""
+        """Slots found in ``text``: ``order_id`` (the first one named), ``phone``, ``amount``,
+        ``date`` (ISO), ``dates`` when several dates are mentioned, and for a purchase
+        ``product``, ``purchase_date`` (ISO; never in the future) and ``reason``. Keys are
+        absent when nothing was found."""
         text = _normalise(text)
         slots: dict[str, Any] = {}
         orders = extract_order_ids(text)
@@ -127,9 +155,22 @@ class SlotExtractor:
         amounts = extract_amounts(rest)
         if amounts:
             slots["amount"] = amounts[0]
-        dates = find_dates(rest, today_in(self._clock, self._tz))
+        today = today_in(self._clock, self._tz)
+        dates = find_dates(rest, today)
         if dates:
             slots["date"] = dates[0].iso
             if len(dates) > 1:
                 slots["dates"] = [d.iso for d in dates]
+        bought = find_purchase_date(rest, dates)
+        if bought is not None:
+            day = bought.value
+            if day > today:  # "5月20号买的" in December: last May, not next
+                day = _year_before(day)
+            slots["purchase_date"] = day.isoformat()
+        product = find_product(rest)
+        if product is not None:
+            slots["product"] = product
+        reason = find_reason(rest)
+        if reason is not None:
+            slots["reason"] = reason
         return slots

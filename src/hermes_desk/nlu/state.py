@@ -24,16 +24,24 @@ same intent, a slot value, an elliptical follow-up or an acknowledgement).
 
 Slots accumulate: a new value replaces the old one for the same slot; ``slots_for`` hands a tool
 only the slots its intent's schema declares.
+
+References (:meth:`DialogueState.take`): every value of a listed slot the customer names is kept,
+in the order named, under the slot's plural (``order_ids``); the current one (``order_id``) is
+the first named in the turn, or the one a reference picks — "第二个" / "the second one" (the
+second named), "最后一个" / "the last one", "另一个" / "the other one" (the one that is not
+current), "这个订单" / "that order" (the current one).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from hermes_desk.nlu.classifier import OOS, IntentPrediction
+from hermes_desk.nlu.references import find_reference, resolve_reference
+from hermes_desk.nlu.slots import LISTED_SLOTS
 
 __all__ = [
     "DialogueState",
@@ -42,6 +50,7 @@ __all__ = [
     "is_follow_up",
     "is_short",
     "is_slot_only",
+    "mention_key",
 ]
 
 _FOLLOW_UP_START = re.compile(
@@ -67,6 +76,12 @@ _ACK_WORD = (
 _ACK = re.compile(rf"^\s*(?:{_ACK_WORD}[\s,，.。!！~、啊了呀哈]*)+$", re.IGNORECASE)
 _CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[a-zA-Z]+")
+
+
+def mention_key(slot: str) -> str:
+    """Where the dialogue state keeps every value named for ``slot`` (``order_id`` →
+    ``order_ids``)."""
+    return f"{slot}s"
 
 
 def is_acknowledgement(text: str) -> bool:
@@ -221,10 +236,49 @@ class DialogueState:
                 self.slots[key] = value
         return dict(self.slots)
 
+    def take(
+        self, text: str, found: Mapping[str, Any], mentions: Mapping[str, Sequence[str]]
+    ) -> dict[str, Any]:
+        """Merge one turn's slots, resolving references; returns the turn's slots as resolved.
+
+        ``mentions`` are every value the turn names of each listed slot, in order (the
+        extractor's :meth:`~hermes_desk.nlu.SlotExtractor.mentions`). Several values are all
+        kept under :func:`mention_key`; the current value is the first the turn names, unless
+        the turn picks one by position ("A和B，第二个呢"). A turn that names none but refers to
+        one ("第二个到哪了", "the other one") makes the value it refers to current.
+        """
+        resolved = dict(found)
+        reference = find_reference(text)
+        for slot in dict.fromkeys([*LISTED_SLOTS, *mentions]):
+            named = [str(v) for v in mentions.get(slot, ())]
+            key = mention_key(slot)
+            listed = [str(v) for v in self.slots.get(key) or ()]
+            listed += [v for v in dict.fromkeys(named) if v not in listed]
+            if listed:
+                self.slots[key] = listed
+            chosen: str | None = None
+            if named:
+                chosen = named[0]
+                if reference is not None and reference.kind == "ordinal" and len(named) > 1:
+                    chosen = resolve_reference(reference, named, None) or chosen
+            elif reference is not None and len(listed) > 1:
+                current = self.slots.get(slot)
+                chosen = resolve_reference(reference, listed, str(current) if current else None)
+            if chosen is not None:
+                resolved[slot] = chosen
+        self.update_slots(resolved)
+        return resolved
+
     def slots_for(self, schema: Mapping[str, Any]) -> dict[str, Any]:
-        """The carried slots an intent declares (``schema``: slot name → JSON Schema)."""
+        """The carried slots an intent declares (``schema``: slot name → JSON Schema), and the
+        list of every value named for one of them when there are several (``order_ids``)."""
         props = schema.get("properties", schema) if isinstance(schema, Mapping) else {}
-        return {k: v for k, v in self.slots.items() if k in props}
+        out = {k: v for k, v in self.slots.items() if k in props}
+        for name in props:
+            listed = self.slots.get(mention_key(name))
+            if isinstance(listed, list) and len(listed) > 1:
+                out[mention_key(name)] = list(listed)
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -97,8 +97,10 @@ def load_pack_tools(
     client: httpx.AsyncClient | None = None,
     kb_db_path: str | Path = ":memory:",
     bindings: Mapping[str, ToolBinding] | None = None,
+    kb_min_score: float = 0.0,
 ) -> tuple[ToolRegistry, KnowledgeBase]:
-    """The registry of a pack's ``tools.yaml`` and the knowledge base of its ``kb/``.
+    """The registry of a pack's ``tools.yaml`` and the knowledge base of its ``kb/`` (hits below
+    ``kb_min_score`` are not returned).
 
     The caller owns (and closes) the client and the knowledge base.
     """
@@ -106,7 +108,7 @@ def load_pack_tools(
     specs = (
         load_tool_specs(root / "tools.yaml", variables) if (root / "tools.yaml").exists() else []
     )
-    kb = KnowledgeBase.from_dir(root / "kb", db_path=kb_db_path)
+    kb = KnowledgeBase.from_dir(root / "kb", db_path=kb_db_path, min_score=kb_min_score)
     try:
         return build_registry(specs, client=client, kb=kb, bindings=bindings), kb
     except BaseException:

@@ -11,6 +11,17 @@ weighted ×2). "运费怎么算" then finds the article on 运费 with no segmen
 and a one-character query still matches through a prefix term. FTS5's ``trigram`` tokenizer was
 the other candidate; it cannot match the many two-character Chinese words (运费, 发票, 退货).
 
+English words are reduced to a light stem (``deliveries`` → ``deliveri`` → the same term as
+``delivery``; ``takes``/``taking`` → ``take``), so a question and an article need not use the
+same inflection.
+
+Each hit carries a *passage*: whole sentences of the article — the sentence that shares most
+terms with the query, in the query's language when the article has one, and the next sentence
+while the passage stays within :data:`PASSAGE_CHARS` — never a cut in the middle of a sentence;
+its ``heading`` (the title's part in the query's language, for bilingual titles "中文 / English")
+and its ``source`` (``kb/<id>.md``). A hit below the base's ``min_score`` is not returned: a weak
+match shows nothing rather than something beside the point.
+
 Cost: FTS5 spends ~0.6 µs of ``bm25()`` per matching row, so a search is dominated by how many
 articles its terms match (a word in 12% of 10,000 articles: ~0.8 ms). Query terms that no article
 has and terms in more than :data:`COMMON_TERM_SHARE` of them are dropped before the match (the
@@ -40,10 +51,13 @@ __all__ = [
     "COMMON_TERM_SHARE",
     "KB_SEARCH_PARAMETERS",
     "KB_SEARCH_RESULT",
+    "PASSAGE_CHARS",
     "KbHit",
     "KbSearchBinding",
     "KnowledgeBase",
     "analyze",
+    "passage",
+    "sentences",
 ]
 
 KB_SEARCH_PARAMETERS: Mapping[str, Any] = {
@@ -73,6 +87,9 @@ KB_SEARCH_RESULT: Mapping[str, Any] = {
                     "title": {"type": "string"},
                     "snippet": {"type": "string"},
                     "score": {"type": "number"},
+                    "passage": {"type": "string"},
+                    "heading": {"type": "string"},
+                    "source": {"type": "string"},
                 },
                 "required": ["id", "title", "snippet", "score"],
             },
@@ -87,9 +104,23 @@ _RUN = re.compile(rf"([{_CJK}]+)|([^\W_]+)", re.UNICODE)
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
 
 
+def _stem(word: str) -> str:
+    """A light English stem: plural and verb endings off (``deliveries`` → ``deliveri``,
+    ``delivery`` → ``deliveri``, ``takes`` → ``take``, ``returned`` → ``return``)."""
+    if not word.isascii() or len(word) <= 3:
+        return word
+    for suffix, keep in (("ies", "i"), ("ied", "i"), ("y", "i"), ("ing", ""), ("ed", ""),
+                         ("es", "e"), ("s", "")):  # fmt: skip
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == "s" and word.endswith("ss"):
+                return word
+            return word[: len(word) - len(suffix)] + keep
+    return word
+
+
 def analyze(text: str) -> list[str]:
     """Index terms: CJK runs as overlapping bigrams (a lone character stays one term), other
-    scripts as lower-cased words."""
+    scripts as lower-cased, lightly stemmed words."""
     terms: list[str] = []
     for cjk, word in _RUN.findall(text.lower()):
         if cjk:
@@ -98,7 +129,7 @@ def analyze(text: str) -> list[str]:
             else:
                 terms.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
         else:
-            terms.append(word)
+            terms.append(_stem(word))
     return terms
 
 
@@ -119,23 +150,46 @@ def _match_expression(terms: list[str]) -> str | None:
 
 #: A query term found in more than this share of the articles is too common to search by.
 COMMON_TERM_SHARE = 0.2
+#: A passage grows by whole sentences up to this many characters (one sentence may be longer).
+PASSAGE_CHARS = 120
 
 
 @dataclass(frozen=True, slots=True)
 class KbHit:
+    """One article found: ``snippet`` (a window of the text around the first match),
+    ``passage`` (whole sentences that answer), ``heading`` (the title in the query's language)
+    and ``source`` (where the article lives: ``kb/<id>.md``)."""
+
     id: str
     title: str
     snippet: str
     score: float
+    passage: str = ""
+    heading: str = ""
+    source: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "title": self.title, "snippet": self.snippet, "score": self.score}
+        return {
+            "id": self.id,
+            "title": self.title,
+            "snippet": self.snippet,
+            "score": self.score,
+            "passage": self.passage,
+            "heading": self.heading or self.title,
+            "source": self.source,
+        }
 
 
 class KnowledgeBase:
-    """An FTS5 index of articles (in memory by default, or in a SQLite file)."""
+    """An FTS5 index of articles (in memory by default, or in a SQLite file).
 
-    def __init__(self, db_path: str | Path = ":memory:") -> None:
+    Args:
+        db_path: the SQLite file, or ``:memory:``.
+        min_score: hits scoring below this (BM25, higher is better) are not returned.
+    """
+
+    def __init__(self, db_path: str | Path = ":memory:", *, min_score: float = 0.0) -> None:
+        self.min_score = min_score
         self._conn = sqlite3.connect(str(db_path), check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
         self._conn.execute(
@@ -150,9 +204,11 @@ class KnowledgeBase:
         self._docs = 0
 
     @classmethod
-    def from_dir(cls, folder: str | Path, *, db_path: str | Path = ":memory:") -> KnowledgeBase:
+    def from_dir(
+        cls, folder: str | Path, *, db_path: str | Path = ":memory:", min_score: float = 0.0
+    ) -> KnowledgeBase:
         """Index every ``*.md`` in ``folder`` (a missing folder gives an empty base)."""
-        kb = cls(db_path)
+        kb = cls(db_path, min_score=min_score)
         root = Path(folder)
         articles = []
         for path in sorted(root.glob("*.md")) if root.is_dir() else []:
@@ -211,9 +267,19 @@ class KnowledgeBase:
             rows = [
                 (*self._conn.execute(fetch, (rowid,)).fetchone(), score) for rowid, score in best
             ]
+        english = _CJK_CHAR.search(query) is None
         return [
-            KbHit(id=r[0], title=r[1], snippet=_snippet(r[2], terms), score=round(-r[3], 4))
+            KbHit(
+                id=r[0],
+                title=r[1],
+                snippet=_snippet(r[2], terms),
+                score=round(-r[3], 4),
+                passage=passage(r[2], terms, english=english),
+                heading=_heading(r[1], english=english),
+                source=f"kb/{r[0]}.md",
+            )
             for r in rows
+            if -r[3] >= self.min_score
         ]
 
     def _selective(self, terms: list[str]) -> list[str]:
@@ -249,6 +315,59 @@ class KnowledgeBase:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+# A sentence ends at 。！？；, at . ! ? followed by a space or the end (not 1.5 or e.g.), and at a
+# line break (list items are sentences of their own).
+_SENTENCE = re.compile(r"[^\n。！？；!?]*?(?:[。！？；!?]+[」』”\"）)]?|\.(?=\s|$)|(?=\n)|$)", re.S)
+
+
+def sentences(body: str) -> list[str]:
+    """The article's sentences, in order, stripped (empty ones left out)."""
+    out: list[str] = []
+    for line in body.splitlines():
+        for m in _SENTENCE.finditer(line):
+            text = m.group(0).strip()
+            if text:
+                out.append(text)
+    return out
+
+
+def passage(body: str, terms: list[str], *, english: bool, limit: int = PASSAGE_CHARS) -> str:
+    """Whole sentences of ``body`` that answer a query with ``terms``: the sentence sharing most
+    terms with it (in the query's language when the article has sentences in it), then the
+    next sentences while the passage stays within ``limit`` characters."""
+    found = sentences(body)
+    if not found:
+        return ""
+    wanted = set(terms)
+    in_language = [i for i, t in enumerate(found) if (_CJK_CHAR.search(t) is None) == english]
+    candidates = in_language or list(range(len(found)))
+
+    def overlap(index: int) -> int:
+        return len(wanted & set(analyze(found[index])))
+
+    best = max(candidates, key=lambda i: (overlap(i), -i))
+    chosen = [found[best]]
+    size = len(found[best])
+    for follower in range(best + 1, len(found)):
+        if follower not in candidates or size + len(found[follower]) > limit:
+            break
+        chosen.append(found[follower])
+        size += len(found[follower])
+    while len(chosen) > 1 and chosen[-1].endswith((":", "：")):
+        chosen.pop()  # a lead-in to a list that is not quoted
+    joiner = " " if english else ""
+    return joiner.join(chosen)
+
+
+def _heading(title: str, *, english: bool) -> str:
+    """The part of a bilingual title ("中文 / English") in the query's language."""
+    parts = [p.strip() for p in re.split(r"\s*/\s+|\s+/\s*", title) if p.strip()]
+    if len(parts) < 2:
+        return title
+    match = [p for p in parts if (_CJK_CHAR.search(p) is None) == english]
+    return match[0] if match else parts[0]
 
 
 def _snippet(body: str, terms: list[str], width: int = 120) -> str:

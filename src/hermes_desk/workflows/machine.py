@@ -41,6 +41,7 @@ __all__ = [
     "retry_delay",
     "step_finished",
     "step_started",
+    "supersede",
 ]
 
 WorkflowStatus = Literal["pending", "running", "waiting_input", "completed", "failed", "escalated"]
@@ -481,6 +482,18 @@ def provide_input(
     if waiting is not None:
         new.steps[waiting.name].status = "pending"
     return new, True
+
+
+def supersede(state: WorkflowState, now: float, reason: str) -> WorkflowState:
+    """A workflow waiting for the customer is replaced by a new run of the same request (the
+    customer asked again with a new phone number, or for a new code): it ends as ``failed``
+    with ``reason``; its waiting step is cancelled."""
+    if state.terminal:
+        return state
+    new = _clone(state)
+    new.error = reason
+    _finish(new, "failed", now)
+    return new
 
 
 def expire(definition: WorkflowDefinition, state: WorkflowState, now: float) -> WorkflowState:

@@ -32,6 +32,7 @@ from hermes_desk.workflows.machine import (
     new_workflow,
     provide_input,
     resolve_arguments,
+    supersede,
 )
 from hermes_desk.workflows.runner import Cursor, Superseded, WorkflowRunner
 from hermes_desk.workflows.snapshot import Snapshot
@@ -256,6 +257,51 @@ class WorkflowService:
                 "approvals are given through the proposal, not as input", field=refused[0]
             )
         return await self._provide(workflow_id, slots, tenant, user, wait_s)
+
+    async def restart(
+        self,
+        workflow_id: str,
+        inputs: Mapping[str, Any],
+        *,
+        tenant: str,
+        user: str,
+        reason: str = "restarted: the customer asked again",
+        wait_s: float | None = None,
+    ) -> WorkflowView:
+        """End a workflow that waits for the customer and start the same workflow again, with
+        its inputs updated by ``inputs`` (a new phone number) — "send me a new code", a second
+        request with other details. The inputs stay inside the service (never in a view).
+
+        Raises:
+            NotFoundError: unknown, or another tenant's or customer's.
+            ConflictError: it is not waiting for the customer (running, ended, or waiting for an
+                agent's approval).
+        """
+        snapshot = await self._load(workflow_id, tenant, user)
+        state = snapshot.state()
+        waiting = state.waiting_for or ""
+        if state.status != "waiting_input" or waiting.startswith(APPROVAL_PREFIX):
+            raise ConflictError(f"workflow {workflow_id} is not waiting for the customer")
+        definition = self.definitions[state.name]
+        kept = {
+            name: value
+            for name, value in state.inputs.items()
+            if name in definition.inputs and definition.inputs[name].generate is None
+        }
+        ended = supersede(state, self.clock.now(), reason)
+        try:
+            await self.runner.save(Cursor(ended, snapshot.seq), "superseded")
+        except Superseded as exc:
+            raise ConflictError(f"workflow {workflow_id} changed meanwhile; try again") from exc
+        self.runner.emit(ended, "workflow.superseded", reason=reason)
+        return await self.start(
+            state.name,
+            {**kept, **inputs},
+            tenant=tenant,
+            user=user,
+            session_id=state.session_id,
+            wait_s=wait_s,
+        )
 
     async def decide(
         self,

@@ -1,0 +1,170 @@
+"""What a customer bought, when, and why it goes back: ``product``, ``purchase_date``, ``reason``.
+
+"我昨天买的耳机想退货" → product 耳机, purchase_date = yesterday; "the jacket I ordered last week is
+too small" → product jacket, purchase_date = last week's day, reason "too small". Deterministic
+and format-light: a product is the noun phrase after a purchase verb ("买的X", "bought a X",
+"return the X"), a purchase date is a date mention next to a purchase verb, a reason is the
+clause that says what is wrong (size, a defect, a wrong item, a change of mind).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from hermes_desk.nlu.dates import DateMention
+
+__all__ = ["find_product", "find_purchase_date", "find_reason"]
+
+_ZH_BUY = r"(?:买|购买|订购|订|下单|下的单|入手|收到|拿到|到手)"
+_ZH_MEASURE = (
+    r"(?:这个|那个|这件|那件|这台|那台|这双|那双|这条|那条|这套|那套"
+    r"|一个|一件|一台|一双|一条|一套|一部|一本|一瓶|一盒|一款|个|件|台|双|条|套|部|款)"
+)
+_ZH_STOP = (
+    r"(?=想|要|能|可|怎|坏|有|太|不|出|质|尺|还|已|没|漏|破|是|很|特|发|用|穿|和|跟|给"
+    r"|，|,|。|！|!|？|\?|\s|$)"
+)
+_ZH_PRODUCT = re.compile(
+    rf"{_ZH_BUY}(?:了)?的\s*{_ZH_MEASURE}?\s*(?P<p>[\u4e00-\u9fffA-Za-z0-9]{{1,12}}?){_ZH_STOP}"
+)
+_ZH_RETURN_PRODUCT = re.compile(
+    rf"(?:想|要)?(?:退|换)(?:掉|货)?\s*(?:这|那)?{_ZH_MEASURE}\s*(?P<p>[\u4e00-\u9fffA-Za-z0-9]{{1,12}}?)"
+    rf"(?=吧|了|啊|呢|，|,|。|！|!|？|\?|\s|$)"
+)
+_EN_DET = r"(?:a|an|the|some|these|those|this|that|my|our|two|new|a\s+pair\s+of|a\s+set\s+of)"
+_EN_STOP = (
+    r"(?=\s+(?:yesterday|today|last|on|from|at|in|for|and|but|which|that|i|it|because|since|as"
+    r"|is|are|was|were|has|had|a|two|three|four|five|six|seven|\d)\b|\s*[,.!?;]|\s*$)"
+)
+_EN_PRODUCT = re.compile(
+    rf"\b(?:bought|ordered|purchased|got|received)\s+{_EN_DET}\s+(?P<p>[a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){{0,3}}?){_EN_STOP}",
+    re.IGNORECASE,
+)
+_EN_RETURN_PRODUCT = re.compile(
+    rf"\b(?:return|exchange|send\s+back|refund)\s+{_EN_DET}\s+(?P<p>[a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){{0,3}}?){_EN_STOP}",
+    re.IGNORECASE,
+)
+_EN_PRODUCT_BEFORE = re.compile(
+    r"\b(?:the|my|this|that|these|those)\s+(?P<p>[a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){0,2}?)\s+"
+    r"(?:i|we)\s+(?:just\s+)?(?:bought|ordered|purchased|got|received)\b",
+    re.IGNORECASE,
+)
+_NOT_PRODUCTS = frozenset(
+    {"it", "one", "them", "thing", "things", "stuff", "something", "order", "item", "items",
+     "product", "东西", "货", "单", "订单", "的", "了"}
+)  # fmt: skip
+
+_ZH_BUY_AFTER = re.compile(rf"^\s*(?:才|刚|就|时|的时候)?\s*{_ZH_BUY}")
+_EN_BUY = re.compile(r"\b(?:bought|ordered|purchased|got|placed)\b", re.IGNORECASE)
+
+_REASON_CUES = re.compile(
+    r"太(?:大|小|长|短|紧|松|肥|瘦|薄|厚|重|贵)|尺码|尺寸|不合(?:适|身|脚)|质量|坏了|坏的|破了|破损|碎了|漏水|漏气"
+    r"|不亮|没反应|开不了机|用不了|不能用|不好用|发错|错发|少发|漏发|拍错|买错|不喜欢|色差|与描述不符|和描述不符"
+    r"|不一样|有问题|故障|划痕|异味|过敏|不想要|不需要|不要了|过期|瑕疵|掉色|起球|开线"
+    r"|too\s+(?:big|small|large|tight|loose|long|short|heavy)|(?:doesn'?t|does\s+not|didn'?t)\s+fit"
+    r"|wrong\s+(?:size|item|colou?r|model|one)|broken|damaged|defective|faulty|stopped\s+working"
+    r"|(?:doesn'?t|does\s+not|isn'?t|is\s+not)\s+working|not\s+working|leak(?:s|ing)?|cracked"
+    r"|scratched|(?:don'?t|do\s+not)\s+(?:like|want|need)|not\s+as\s+described|changed\s+my\s+mind"
+    r"|missing\s+(?:parts?|pieces?)|poor\s+quality|bad\s+quality|stained|torn",
+    re.IGNORECASE,
+)
+_CLAUSE = re.compile(r"[，,。.！!？?；;\n]+|\s+(?:and|but|so)\s+", re.IGNORECASE)
+# A purchase said before the reason ("上周买的那件外套太大了", "I bought a hoodie"): not the reason.
+_ZH_BOUGHT_HEAD = re.compile(rf"^.*?{_ZH_BUY}(?:了)?的\s*{_ZH_MEASURE}?")
+# Words around the reason that are the request, not the reason.
+_ZH_TRIM_TAIL = re.compile(
+    r"(?:所以|因此|我)?(?:想|要|能|可以|申请|帮我|请)?(?:退货|退款|退掉|退了|退|换货|换一个|换个|换|退换)"
+    r"[\u4e00-\u9fff]{0,8}$"
+)
+_ZH_TRIM_HEAD = re.compile(r"^(?:因为|由于|是因为|就是|但是|可是|而且|结果|发现)")
+_EN_TRIM_HEAD = re.compile(
+    r"^\s*(?:because|since|as|but|and|so|it'?s|it\s+is|they'?re|they\s+are|the\s+\w+\s+is)\s+",
+    re.IGNORECASE,
+)
+_EN_TRIM_TAIL = re.compile(
+    r"\s+(?:so\s+)?(?:i\s+)?(?:want|would\s+like|need|'d\s+like)\s+to\s+(?:return|exchange|refund).*$",
+    re.IGNORECASE,
+)
+
+
+def _clean_product(value: str) -> str | None:
+    value = value.strip(" 的了")
+    if not value or value.lower() in _NOT_PRODUCTS:
+        return None
+    return value
+
+
+_PRODUCT_PATTERNS = (
+    _ZH_PRODUCT,
+    _EN_PRODUCT_BEFORE,
+    _EN_PRODUCT,
+    _ZH_RETURN_PRODUCT,
+    _EN_RETURN_PRODUCT,
+)
+
+
+def find_product(text: str) -> str | None:
+    """The product the customer bought or wants to send back, as they named it."""
+    patterns = (
+        _ZH_PRODUCT,
+        _EN_PRODUCT_BEFORE,
+        _EN_PRODUCT,
+        _ZH_RETURN_PRODUCT,
+        _EN_RETURN_PRODUCT,
+    )
+    for pattern in patterns:
+        for m in pattern.finditer(text):
+            product = _clean_product(m.group("p"))
+            if product is not None:
+                return product
+    return None
+
+
+def find_purchase_date(text: str, dates: Sequence[DateMention]) -> DateMention | None:
+    """The date mention that says when the purchase was made: right before a purchase verb
+    ("昨天买的", "上周下的单"), or at most four words after one ("bought it yesterday", "ordered
+    the jacket last week")."""
+    for mention in dates:
+        if _ZH_BUY_AFTER.match(text[mention.end : mention.end + 6]):
+            return mention
+        before = text[max(0, mention.start - 40) : mention.start]
+        verbs = list(_EN_BUY.finditer(before))
+        if verbs and len(before[verbs[-1].end() :].split()) <= 4:
+            return mention
+    return None
+
+
+_BECAUSE = re.compile(r"\b(?:because|since|cause|as)\s+", re.IGNORECASE)
+_COPULA_BEFORE_CUE = re.compile(r"^.*\b(?:is|are|was|were)\s+$", re.IGNORECASE)
+
+
+def _after_because(reason: str) -> str:
+    """ "… because the screen is cracked" → "the screen is cracked"; "the jacket I ordered is
+    too small" → "too small"."""
+    parts = _BECAUSE.split(reason)
+    if len(parts) > 1 and parts[-1].strip():
+        return parts[-1]
+    cue = _REASON_CUES.search(reason)
+    if cue and _COPULA_BEFORE_CUE.match(reason[: cue.start()]):
+        return reason[cue.start() :]
+    return reason
+
+
+def find_reason(text: str) -> str | None:
+    """The clause that says what is wrong with the purchase ("尺码太大", "it leaks"), trimmed of
+    the request around it ("想退货", "I want to return it")."""
+    for clause in _CLAUSE.split(text):
+        if not _REASON_CUES.search(clause):
+            continue
+        reason = clause.strip()
+        reason = _ZH_BOUGHT_HEAD.sub("", reason)
+        reason = _ZH_TRIM_TAIL.sub("", reason)
+        reason = _ZH_TRIM_HEAD.sub("", reason)
+        reason = _EN_TRIM_TAIL.sub("", reason)
+        reason = _EN_TRIM_HEAD.sub("", reason).strip()
+        reason = _after_because(reason)
+        reason = re.sub(r"^(?:订单号?|order)\s*\d{6,}\s*", "", reason, flags=re.IGNORECASE).strip()
+        if reason:
+            return reason[:200]
+    return None
