@@ -132,3 +132,47 @@ def test_a_workflow_waiting_for_the_agent_is_shown_not_restarted(
     asked = reading(pack, "password_reset", "我要重置密码", waiting=_waiting("approval:reset"))
     plan = decide(asked, pack, tools, user="u1")
     assert plan.workflow is not None and plan.workflow.kind == "show"
+
+
+def test_the_same_request_again_continues_or_restarts_the_waiting_workflow(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    waiting = _waiting("sms_code")
+    phone = {"phone": "13800138000"}
+    same = decide(
+        reading(pack, "password_reset", "我忘记密码了，手机号13800138000", slots=phone,
+                waiting=waiting, previous_slots=phone),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert same.workflow is not None and same.workflow.kind == "show"
+    again = decide(
+        reading(pack, "password_reset", "验证码没收到，再发一次", waiting=waiting),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert again.workflow is not None and again.workflow.kind == "restart"
+    assert again.workflow.inputs == {} and again.workflow.workflow_id == "wf_1"
+    english = decide(
+        reading(pack, "password_reset", "I didn't get the code", waiting=waiting),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert english.workflow is not None and english.workflow.kind == "restart"
+    other = {"phone": "13912345678"}
+    changed = decide(
+        reading(pack, "password_reset", "换个手机号 13912345678", slots=other, waiting=waiting,
+                previous_slots=phone),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert changed.workflow is not None and changed.workflow.kind == "restart"
+    assert changed.workflow.inputs == other
+
+
+def test_a_carried_question_without_its_record_is_answered_from_the_knowledge_base(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    carried = reading(pack, "logistics", "那一般几天能到？", act="question", carried=True)
+    plan = decide(carried, pack, tools, user="u1")
+    assert plan.answer_intent == "kb_question" and plan.missing_slots == ()
+    assert [lookup.tool for lookup in plan.lookups] == ["kb_search"]
+    own = reading(pack, "logistics", "我的快递到哪了", act="question", carried=False)
+    asked = decide(own, pack, tools, user="u1")
+    assert asked.missing_slots == ("order_id",) and asked.lookups == ()

@@ -291,3 +291,32 @@ def test_wrong_files_say_what_they_are(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["train", "--data", str(empty), "--out", str(tmp_path / "m")])
     assert result.exit_code == 2 and "no labelled utterances" in result.output
     assert not (tmp_path / "m").exists()
+
+
+def test_conversations_score_labelled_slots_in_the_dialogue_state(tmp_path: Path) -> None:
+    convs = tmp_path / "convs.jsonl"
+    a, b = "202405201234", "202405181001"
+    rows = [
+        {"id": "refs", "turns": [
+            {"text": f"我有两个订单，{a}和{b}", "intent": "order_status",
+             "slots": {"order_id": a, "order_ids": [a, b]}},
+            {"text": "第二个到哪了", "intent": "logistics", "slots": {"order_id": b}},
+        ]},
+        {"id": "return", "turns": [
+            {"text": "我昨天买的耳机想退货", "intent": "return_exchange",
+             "slots": {"product": "耳机", "purchase_date": "2024-05-31"}},
+            {"text": "订单号 2024-0520-1234", "intent": "return_exchange",
+             "slots": {"order_id": a, "product": "手机"}},  # a wrong label: one miss
+        ]},
+    ]  # fmt: skip
+    convs.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), "utf-8")
+    args = ["conversations", "--data", str(convs), "--today", "2024-06-01"]
+    result = CliRunner().invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    slots = json.loads(result.stdout.strip().splitlines()[-1])["slots"]
+    assert slots["labelled"] == 7 and slots["accuracy"] == pytest.approx(6 / 7)
+    assert slots["per_slot"]["order_id"]["accuracy"] == 1.0
+    [miss] = slots["misses"]
+    assert (miss["slot"], miss["expected"], miss["got"]) == ("product", "手机", "耳机")
+    table = CliRunner().invoke(app, args)
+    assert "slots" in table.output and "85.7%" in table.output

@@ -138,3 +138,50 @@ def test_public_api_is_pinned() -> None:
     assert expected <= set(tools_pkg.__all__)
     for name in tools_pkg.__all__:
         assert hasattr(tools_pkg, name)
+
+
+def test_a_hit_carries_whole_sentences_its_heading_and_source(tmp_path: Path) -> None:
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    body = (
+        "退货请在签收后7天内申请。寄回运费由顾客承担，质量问题除外。"
+        "退款在收到退货后3个工作日内原路退回。办理流程：\n"
+        "- 在订单详情页点申请退货；\n\n"
+        "Returns: ask within 7 days of delivery. We pay the postage for defects. "
+        "Refunds take 3 working days, e.g. 1.5 days on average."
+    )
+    (folder / "returns.md").write_text(f"# 退货须知 / Returns\n\n{body}\n", encoding="utf-8")
+    kb = KnowledgeBase.from_dir(folder)
+    [zh] = kb.search("退货运费谁出", 1)
+    assert zh.heading == "退货须知" and zh.source == "kb/returns.md"
+    assert zh.passage.startswith("寄回运费由顾客承担") or zh.passage.startswith("退货请在")
+    assert zh.passage.endswith("。"), "never cut inside a sentence"
+    assert zh.passage.replace(" ", "") in body.replace(" ", "")
+    assert not zh.passage.endswith("：") and "Returns" not in zh.passage
+    [en] = kb.search("who pays the postage for returns?", 1)
+    assert en.heading == "Returns"
+    assert "We pay the postage for defects." in en.passage
+    assert all(not ("\u4e00" <= ch <= "\u9fff") for ch in en.passage), "the query's language"
+    assert en.to_dict()["passage"] == en.passage and en.to_dict()["source"] == "kb/returns.md"
+    kb.close()
+
+
+def test_english_words_match_across_inflections(kb_dir: Path) -> None:
+    (kb_dir / "delivery.md").write_text(
+        "# Deliveries\n\nMost deliveries arrive within three days.\n", encoding="utf-8"
+    )
+    kb = KnowledgeBase.from_dir(kb_dir)
+    assert [h.id for h in kb.search("how long does delivery take", 1)] == ["delivery"]
+    kb.close()
+
+
+def test_hits_below_the_threshold_are_not_returned(kb_dir: Path) -> None:
+    loose = KnowledgeBase.from_dir(kb_dir)
+    found = loose.search("运费怎么算", 3)
+    assert found
+    strict = KnowledgeBase.from_dir(kb_dir, min_score=found[0].score + 0.001)
+    assert strict.search("运费怎么算", 3) == []
+    kept = KnowledgeBase.from_dir(kb_dir, min_score=found[0].score)
+    assert [h.id for h in kept.search("运费怎么算", 3)] == [found[0].id]
+    for kb in (loose, strict, kept):
+        kb.close()

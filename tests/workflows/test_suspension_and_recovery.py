@@ -8,6 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
+from hermes_desk.errors import ConflictError, NotFoundError
 from hermes_desk.events import MemorySink
 from hermes_desk.packs.loader import bundled_pack_path
 from hermes_desk.testing import FakeClock
@@ -270,3 +271,49 @@ async def test_input_arriving_while_the_worker_still_resumes_the_workflow_is_tak
             group.start_soon(resume_reaches_the_wait)
             done = await service.provide_input(view.id, {"sms_code": "246810"})
     assert done.status == "completed"
+
+
+async def test_a_waiting_workflow_restarts_with_its_inputs_and_new_ones(
+    make_service: Make, tools: Tools
+) -> None:
+    reset_tools(tools)
+    verify_against(tools, "246810")
+    async with make_service(PACK) as service:
+        first = await service.start(
+            "password_reset", {"phone": "13800138000"}, tenant="t", user="u", session_id="s1"
+        )
+        assert first.waiting_for == "sms_code"
+        again = await service.restart(first.id, {}, tenant="t", user="u")
+        assert again.id != first.id and again.waiting_for == "sms_code"
+        assert again.session_id == "s1"
+        assert tools.count("send_sms_code") == 2, "the restarted run sends a new code"
+        assert [c[1]["phone"] for c in tools.calls if c[0] == "check_phone"] == [
+            "13800138000",
+            "13800138000",
+        ], "its own inputs are kept"
+        old = await service.get(first.id, tenant="t")
+        assert old.status == "failed" and old.error and "restarted" in old.error
+        assert (await service.find_waiting("s1")).id == again.id  # type: ignore[union-attr]
+
+        changed = await service.restart(again.id, {"phone": "13912345678"}, tenant="t", user="u")
+        assert [c[1]["phone"] for c in tools.calls if c[0] == "check_phone"][-1] == "13912345678"
+        done = await service.provide_input(changed.id, {"sms_code": "246810"}, tenant="t")
+        assert done.status == "completed"
+
+
+async def test_only_a_workflow_waiting_for_the_customer_restarts(
+    make_service: Make, tools: Tools
+) -> None:
+    reset_tools(tools)
+    verify_against(tools, "246810")
+    async with make_service(PACK) as service:
+        first = await service.start(
+            "password_reset", {"phone": "13800138000"}, tenant="t", user="u", session_id="s1"
+        )
+        with pytest.raises(NotFoundError):
+            await service.restart(first.id, {}, tenant="t", user="someone-else")
+        done = await service.provide_input(first.id, {"sms_code": "246810"}, tenant="t")
+        assert done.status == "completed"
+        with pytest.raises(ConflictError):
+            await service.restart(first.id, {}, tenant="t", user="u")
+        assert tools.count("send_sms_code") == 1

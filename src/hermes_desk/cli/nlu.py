@@ -167,20 +167,27 @@ def _parse_day(text: str | None) -> date:
 @app.command()
 def conversations(
     data: Annotated[
-        Path, typer.Option(help="JSONL of {id, turns: [{text, intent}, ...]} conversations")
+        Path, typer.Option(help="JSONL of {id, turns: [{text, intent, slots?}, ...]} conversations")
     ],
     config: Annotated[Path | None, typer.Option(help="YAML settings file")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+    today: Annotated[
+        str | None,
+        typer.Option(help="YYYY-MM-DD that relative dates in labelled slots mean (default today)"),
+    ] = None,
 ) -> None:
     """Intent accuracy per turn position on scripted conversations, read as the service reads
     them: the configured pack's model (classifier + context model), the dialogue state's rules
-    alone, and the classifier on each turn alone."""
+    alone, and the classifier on each turn alone. When turns label ``slots`` (the dialogue
+    state's values after the turn: ids resolved, carried, normalised), their accuracy too."""
     from hermes_desk.cli.settings_option import load_settings, show_progress
     from hermes_desk.nlu import evaluate_conversation_modes, load_conversations
+    from hermes_desk.nlu.slot_eval import score_conversation_slots
     from hermes_desk.packs import load_pack
     from hermes_desk.runtime import load_intent_model
 
     settings = load_settings(config)
+    day = _parse_day(today)
     show_progress()
     try:
         convs = load_conversations(data)
@@ -188,13 +195,26 @@ def conversations(
         reports = evaluate_conversation_modes(reader, convs, threshold=settings.nlu.oos_threshold)
     except HermesError as exc:
         _fail(exc)
+    slots = score_conversation_slots(convs, day)
     if as_json:
-        typer.echo(json.dumps({k: r.to_dict() for k, r in reports.items()}, ensure_ascii=False))
+        figures: dict[str, object] = {k: r.to_dict() for k, r in reports.items()}
+        if slots is not None:
+            figures["slots"] = slots.to_dict()
+        typer.echo(json.dumps(figures, ensure_ascii=False))
         return
     typer.echo(f"{len(convs)} conversations, accuracy per turn position")
     for mode, report in reports.items():
         turns = " / ".join(f"{a:.1%}" for a in report.per_turn_accuracy)
         typer.echo(f"  {mode:8s} {turns}  (all {report.accuracy:.1%})")
+    if slots is not None:
+        per = ", ".join(
+            f"{name} {s['accuracy']:.1%} ({int(s['support'])})"
+            for name, s in slots.per_slot.items()
+        )
+        typer.echo(
+            f"  slots    {slots.accuracy:.1%} of {slots.labelled} labelled values "
+            f"(relative to {day.isoformat()}): {per}"
+        )
 
 
 def _render(report: object) -> None:

@@ -279,7 +279,7 @@ class KnowledgeBase:
                 source=f"kb/{r[0]}.md",
             )
             for r in rows
-            if -r[3] >= self.min_score
+            if round(-r[3], 4) >= self.min_score
         ]
 
     def _selective(self, terms: list[str]) -> list[str]:
@@ -336,7 +336,8 @@ def sentences(body: str) -> list[str]:
 def passage(body: str, terms: list[str], *, english: bool, limit: int = PASSAGE_CHARS) -> str:
     """Whole sentences of ``body`` that answer a query with ``terms``: the sentence sharing most
     terms with it (in the query's language when the article has sentences in it), then the
-    next sentences while the passage stays within ``limit`` characters."""
+    next sentences while the passage stays within ``limit`` characters, up to a lead-in to a
+    list ("办理流程："), which is left out."""
     found = sentences(body)
     if not found:
         return ""
@@ -353,6 +354,8 @@ def passage(body: str, terms: list[str], *, english: bool, limit: int = PASSAGE_
     for follower in range(best + 1, len(found)):
         if follower not in candidates or size + len(found[follower]) > limit:
             break
+        if found[follower - 1].endswith((":", "：")):
+            break  # what follows a lead-in ("办理流程：") is a list the passage does not quote
         chosen.append(found[follower])
         size += len(found[follower])
     while len(chosen) > 1 and chosen[-1].endswith((":", "：")):

@@ -1,0 +1,55 @@
+"""Product, purchase date and reason of a return, deterministic and on a fixed day."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from hermes_desk.nlu import SlotExtractor
+from hermes_desk.nlu.slot_eval import _FixedDay
+
+TODAY = date(2024, 6, 1)  # a Saturday
+
+
+@pytest.fixture
+def extract() -> SlotExtractor:
+    return SlotExtractor(_FixedDay(TODAY, "Asia/Shanghai"))
+
+
+@pytest.mark.parametrize(
+    ("text", "product", "bought", "reason"),
+    [
+        ("我昨天买的耳机想退货", "耳机", "2024-05-31", None),
+        ("上周买的那件外套太大了，想退", "外套", "2024-05-25", "外套太大了"),
+        ("前天收到的杯子漏水，我要退款", "杯子", "2024-05-30", "杯子漏水"),
+        ("5月20号买的充电宝坏了", "充电宝", "2024-05-20", "充电宝坏了"),
+        ("12月3号买的", None, "2023-12-03", None),  # a purchase is never in the future
+        ("因为质量有问题想退货", None, None, "质量有问题"),
+        ("想退这双鞋", "鞋", None, None),
+        ("I want to return the headphones I bought yesterday", "headphones", "2024-05-31", None),
+        ("the jacket I ordered last week is too small", "jacket", "2024-05-25", "too small"),
+        ("I bought a kettle three days ago and it leaks", "kettle", "2024-05-29", "it leaks"),
+        ("I want a refund because the screen is cracked", None, None, "the screen is cracked"),
+    ],
+)
+def test_purchase_slots(
+    extract: SlotExtractor, text: str, product: str | None, bought: str | None, reason: str | None
+) -> None:
+    slots = extract.extract(text)
+    assert slots.get("product") == product
+    assert slots.get("purchase_date") == bought
+    assert slots.get("reason") == reason
+
+
+@pytest.mark.parametrize(
+    "text", ["我要退货退款，订单202405241357", "我要投诉快递员", "这个东西好吃吗", "我想退货"]
+)
+def test_no_purchase_slots_where_none_are_said(extract: SlotExtractor, text: str) -> None:
+    slots = extract.extract(text)
+    assert not {"product", "purchase_date", "reason"} & set(slots), slots
+
+
+def test_a_date_that_is_not_the_purchase_is_only_a_date(extract: SlotExtractor) -> None:
+    slots = extract.extract("明天能送到吗")
+    assert slots["date"] == "2024-06-02" and "purchase_date" not in slots
