@@ -17,6 +17,8 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
+from hermes_desk.nlu.references import normalise_ids
+
 __all__ = ["FastFeatures", "build_vectorizer", "has_cjk", "normalise", "tokens", "word_ngrams"]
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -24,9 +26,16 @@ _WORD = re.compile(r"\w+")
 _SPACES = re.compile(r"\s+")
 
 
+_LONG_NUMBER = re.compile(r"\d{5,}")
+
+
 def normalise(text: str) -> str:
-    """NFKC (full-width → ASCII), lower case, single spaces."""
-    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()
+    """NFKC (full-width → ASCII), lower case, single spaces, and the digits of long numbers
+    (ids, phones, codes) as zeros: a number's length says what it is (a 12-digit order id, an
+    11-digit phone, a 6-digit code), its digits say nothing about the intent — without this the
+    demo data's order ids (``2024052…``) taught the model that those digits mean a return."""
+    text = normalise_ids(_SPACES.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip())
+    return _LONG_NUMBER.sub(lambda m: "0" * len(m.group(0)), text)
 
 
 def has_cjk(text: str) -> bool:
