@@ -48,6 +48,7 @@ from hermes_desk.errors import PackError
 from hermes_desk.tools.binding import CallContext
 
 __all__ = [
+    "COMMON_TERM_MIN_DOCS",
     "COMMON_TERM_SHARE",
     "KB_SEARCH_PARAMETERS",
     "KB_SEARCH_RESULT",
@@ -104,6 +105,74 @@ _RUN = re.compile(rf"([{_CJK}]+)|([^\W_]+)", re.UNICODE)
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
 
 
+# English function words: in every question, they would only rank by phrasing ("how do I …").
+_EN_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "i",
+        "me",
+        "my",
+        "mine",
+        "you",
+        "your",
+        "we",
+        "our",
+        "us",
+        "it",
+        "its",
+        "is",
+        "are",
+        "am",
+        "was",
+        "were",
+        "be",
+        "been",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "would",
+        "should",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "how",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "why",
+        "to",
+        "of",
+        "in",
+        "on",
+        "at",
+        "for",
+        "from",
+        "by",
+        "with",
+        "and",
+        "or",
+        "if",
+        "so",
+        "that",
+        "this",
+        "these",
+        "those",
+        "there",
+        "any",
+        "some",
+        "please",
+    ]
+)
+
+
 def _stem(word: str) -> str:
     """A light English stem: plural and verb endings off (``deliveries`` → ``deliveri``,
     ``delivery`` → ``deliveri``, ``takes`` → ``take``, ``returned`` → ``return``)."""
@@ -120,7 +189,7 @@ def _stem(word: str) -> str:
 
 def analyze(text: str) -> list[str]:
     """Index terms: CJK runs as overlapping bigrams (a lone character stays one term), other
-    scripts as lower-cased, lightly stemmed words."""
+    scripts as lower-cased, lightly stemmed words without English function words."""
     terms: list[str] = []
     for cjk, word in _RUN.findall(text.lower()):
         if cjk:
@@ -128,7 +197,7 @@ def analyze(text: str) -> list[str]:
                 terms.append(cjk)
             else:
                 terms.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
-        else:
+        elif word not in _EN_STOP:
             terms.append(_stem(word))
     return terms
 
@@ -148,8 +217,11 @@ def _match_expression(terms: list[str]) -> str | None:
     return " OR ".join(parts)
 
 
-#: A query term found in more than this share of the articles is too common to search by.
+#: A query term found in more than this share of the articles is too common to search by…
 COMMON_TERM_SHARE = 0.2
+#: …in a base of at least this many articles (a small one is scored whole: with a few dozen
+#: articles, "delivery" or 退货 are in a fifth of them and still the word that tells them apart).
+COMMON_TERM_MIN_DOCS = 200
 #: A passage grows by whole sentences up to this many characters (one sentence may be longer).
 PASSAGE_CHARS = 120
 
@@ -296,6 +368,8 @@ class KnowledgeBase:
         if self._docs == 0:
             return terms
         present = [t for t in terms if _is_prefix(t) or self._doc_freq(t) > 0]
+        if self._docs < COMMON_TERM_MIN_DOCS:
+            return present  # a small base is fast to score whole; every term keeps its weight
         limit = COMMON_TERM_SHARE * self._docs
         kept = [t for t in present if self._doc_freq(t) <= limit]
         return kept or present
