@@ -147,8 +147,8 @@ class KnowledgeSettings(_Section):
         ge=0,
         description="knowledge-base hits scoring below this (BM25, higher is better) are not "
         "shown: a question with no good article gets no card and a reply that says so "
-        "(measured in docs/benchmarks.md: 0.25 keeps every held-out policy question's article, "
-        "1.5 keeps 96 % and shows a card for 25 % of small talk instead of 30 %)",
+        "(measured in docs/benchmarks.md: 0.25 keeps a card for every held-out policy question; "
+        "3.0 shows none for small talk but loses 15 % of the policy questions)",
     )
     max_cards: int = Field(3, ge=1, le=10, description="knowledge cards shown per turn at most")
 
