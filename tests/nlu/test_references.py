@@ -63,7 +63,15 @@ def test_references_are_read(text: str, kind: str, position: int) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["第二天还没到", "第一次买", "the other day I ordered", "I have another question", "今天"],
+    [
+        "第二天还没到",
+        "第一次买",
+        "第二个问题是运费怎么算",
+        "换另一个颜色",
+        "the other day I ordered",
+        "I have another question",
+        "今天",
+    ],
 )
 def test_words_that_are_not_references(text: str) -> None:
     assert find_reference(text) is None

@@ -31,8 +31,13 @@ _CN_DIGIT |= {"九": 9, "十": 10, "头": 1}
 _EN_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "1st": 1}
 _EN_ORDINAL |= {"2nd": 2, "3rd": 3, "4th": 4, "5th": 5}
 
-# A counter or a noun must follow, so 第二天 / 第一次 are not references.
-_ZH_THING = r"(?:个|单|笔|件|份|条)(?:订单|单子|包裹|快递)?|(?:订单|单子|包裹|快递|号)"
+# A counter or a noun must follow, so 第二天 / 第一次 are not references; nor is a counter
+# followed by another noun (第二个问题, 另一个地址).
+_ZH_OTHER_NOUN = r"(?!问题|事|方面|原因|地址|颜色|尺码|号码|手机|办法|方法|人|客服)"
+_ZH_THING = (
+    rf"(?:个|单|笔|件|份|条)(?:订单|单子|包裹|快递|{_ZH_OTHER_NOUN})"
+    r"|(?:订单|单子|包裹|快递|号)"
+)
 _ZH_ORDINAL = re.compile(rf"第\s*([一二两三四五六七八九十]|[1-9])\s*(?:{_ZH_THING})")
 _ZH_FIRST = re.compile(rf"(?:头一|前一|前面那|前面的那|前面这|上面那|上面的那)\s*(?:{_ZH_THING})")
 _ZH_LAST = re.compile(
