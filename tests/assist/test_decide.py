@@ -169,10 +169,15 @@ def test_the_same_request_again_continues_or_restarts_the_waiting_workflow(
 def test_a_carried_question_without_its_record_is_answered_from_the_knowledge_base(
     pack: Pack, tools: dict[str, ToolSpec]
 ) -> None:
-    carried = reading(pack, "logistics", "那一般几天能到？", act="question", carried=True)
+    carried = reading(pack, "logistics", "那一般几天能到？", act="question", carried=True,
+                      previous_intent="logistics")  # fmt: skip
     plan = decide(carried, pack, tools, user="u1")
     assert plan.answer_intent == "kb_question" and plan.missing_slots == ()
     assert [lookup.tool for lookup in plan.lookups] == ["kb_search"]
     own = reading(pack, "logistics", "我的快递到哪了", act="question", carried=False)
     asked = decide(own, pack, tools, user="u1")
     assert asked.missing_slots == ("order_id",) and asked.lookups == ()
+    # A first turn whose models disagree is not carried from a conversation: it is asked.
+    opening = reading(pack, "logistics", "帮我查一下那个订单到哪了", act="question", carried=True)
+    first = decide(opening, pack, tools, user="u1")
+    assert first.missing_slots == ("order_id",) and first.lookups == ()

@@ -67,7 +67,8 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
     if intent.workflow:
         return _start_workflow(reading, pack)
     missing = tuple(s for s in intent.required_slots if s not in reading.slots)
-    if missing and reading.carried and reading.act == "question" and _has_kb(pack, tools):
+    carried = reading.carried and reading.previous_intent == intent.name
+    if missing and carried and reading.act == "question" and _has_kb(pack, tools):
         return Plan(
             KB_INTENT,
             "a question read in the conversation, without the record it would need: answered "

@@ -72,6 +72,7 @@ class TurnReaderStage:
         perf = time.perf_counter()
         state = _state_of(session, self.oos_threshold)
         previous_slots = dict(state.slots)
+        previous_intent = state.intent
         resolved = self.intents.read(text, state)
         found = self.slots.extract(text)
         mentions = self.slots.mentions(text)
@@ -113,6 +114,7 @@ class TurnReaderStage:
             waiting=waiting,
             proposals=proposals,
             previous_slots=previous_slots,
+            previous_intent=previous_intent,
             mentions={
                 name: list(values)
                 for name in intent.slots

@@ -51,6 +51,8 @@ class Reading:
     ranking_model: Literal["context", "classifier"] = "classifier"
     #: the conversation's slots before this turn (what the turn changed is told apart)
     previous_slots: dict[str, Any] = field(default_factory=dict)
+    #: the conversation's intent before this turn (None: the turn opens the conversation)
+    previous_intent: str | None = None
     #: every value named so far of a slot of which several were named (``order_id`` → […])
     mentions: dict[str, list[str]] = field(default_factory=dict)
 
