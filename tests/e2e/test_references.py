@@ -100,6 +100,10 @@ def test_an_order_named_earlier_is_carried_into_a_knowledge_question(service: Se
     assert SECOND in out["suggestion"]["text"]
     assert out["knowledge"] and out["knowledge"][0]["article_id"] == "invoices"
     assert out["proposals"] == [] and "请提供" not in out["suggestion"]["text"]
+    general = service.turn(sid, "u1001", "退款一般多久到账？")
+    assert general["intent"]["answered_as"] == "kb_question"
+    assert general["slots"]["order_id"] == SECOND, "still known"
+    assert SECOND not in general["suggestion"]["text"], "a general answer names no order"
 
 
 @pytest.fixture

@@ -121,6 +121,8 @@ def test_a_reference_with_one_id_known_changes_nothing(extractor: SlotExtractor)
     take(state, extractor, f"订单{A}")
     assert "order_id" not in take(state, extractor, "另一个呢")
     assert state.slots["order_id"] == A
+    assert take(state, extractor, "这个订单能开发票吗")["order_id"] == A, "pointed at: brought"
+    assert "order_id" not in take(state, extractor, "退款多久到账")
 
 
 def test_slots_for_shows_the_list_only_when_several(extractor: SlotExtractor) -> None:

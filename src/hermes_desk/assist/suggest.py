@@ -91,19 +91,21 @@ def facts_of(
         waiting_for=waiting_for,
         language=reading.language,
         missing_slots=plan.missing_slots,
-        situation=_situation(acting, pending, waiting_for) or _knowledge_situation(acting, shown),
+        situation=_situation(acting, pending, waiting_for)
+        or _knowledge_situation(acting, reading.found),
     )
 
 
-def _knowledge_situation(acting: Acting, shown: Mapping[str, Any]) -> str | None:
+def _knowledge_situation(acting: Acting, found: Mapping[str, Any]) -> str | None:
     """A knowledge-base search that found nothing good enough is ``not_found`` (never a
-    placeholder); an answer for a known order is ``answer_for_order`` (it names the order)."""
+    placeholder); an answer to a turn that names or points at an order ("这个订单能开发票吗")
+    is ``answer_for_order`` (it names the order)."""
     kb = acting.results.get("kb_search")
     if kb is None or not kb.ok:
         return None
     if not (isinstance(kb.result, Mapping) and kb.result.get("results")):
         return "not_found"
-    return "answer_for_order" if shown.get("order_id") else None
+    return "answer_for_order" if found.get("order_id") else None
 
 
 def _situation(acting: Acting, pending: list[Any], waiting_for: str | None) -> str | None:

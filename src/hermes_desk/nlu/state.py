@@ -245,7 +245,8 @@ class DialogueState:
         extractor's :meth:`~hermes_desk.nlu.SlotExtractor.mentions`). Several values are all
         kept under :func:`mention_key`; the current value is the first the turn names, unless
         the turn picks one by position ("A和B，第二个呢"). A turn that names none but refers to
-        one ("第二个到哪了", "the other one") makes the value it refers to current.
+        one ("第二个到哪了", "the other one") makes the value it refers to current, and a turn
+        that refers to the current one ("这个订单能开发票吗") brings it, as if it named it.
         """
         resolved = dict(found)
         reference = find_reference(text)
@@ -261,7 +262,9 @@ class DialogueState:
                 chosen = named[0]
                 if reference is not None and reference.kind == "ordinal" and len(named) > 1:
                     chosen = resolve_reference(reference, named, None) or chosen
-            elif reference is not None and len(listed) > 1:
+            elif reference is not None and (
+                len(listed) > 1 or (listed and reference.kind == "current")
+            ):
                 current = self.slots.get(slot)
                 chosen = resolve_reference(reference, listed, str(current) if current else None)
             if chosen is not None:
