@@ -36,7 +36,7 @@ def _settings(data_dir: Path, **sections: Any) -> Settings:
 def _readyz(settings: Settings, *then: tuple[str, str, dict[str, Any]]) -> list[httpx.Response]:
     """Start the service, ask ``/readyz``, then each ``(method, path, json)``; stop it."""
     with (
-        serve_in_thread(create_app(settings), startup_timeout_s=60) as url,
+        serve_in_thread(create_app(settings)) as url,
         httpx.Client(base_url=url, timeout=60) as client,
     ):
         answers = [client.get("/readyz")]

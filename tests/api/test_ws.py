@@ -58,7 +58,7 @@ def _settings(data_dir: Path, model_dir: Path, backend_url: str, **service: Any)
 @pytest.fixture
 def service(tmp_path: Path, model_dir: Path, backend_url: str) -> Iterator[Service]:
     settings = _settings(tmp_path, model_dir, backend_url)
-    with serve_in_thread(create_app(settings), startup_timeout_s=60) as url:
+    with serve_in_thread(create_app(settings)) as url:
         yield Service(url, backend_url, settings)
 
 
@@ -286,7 +286,7 @@ async def test_a_missing_user_id_is_refused(service: Service, client: httpx.Asyn
 @pytest.fixture
 def keyed(tmp_path: Path, model_dir: Path, backend_url: str) -> Iterator[Service]:
     settings = _settings(tmp_path, model_dir, backend_url, api_keys={KEY: "acme"})
-    with serve_in_thread(create_app(settings), startup_timeout_s=60) as url:
+    with serve_in_thread(create_app(settings)) as url:
         yield Service(url, backend_url, settings)
 
 
@@ -321,7 +321,7 @@ async def test_a_turn_that_breaks_is_reported_and_the_socket_keeps_working(
     tmp_path: Path, model_dir: Path, backend_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     app = create_app(_settings(tmp_path, model_dir, backend_url))
-    with serve_in_thread(app, startup_timeout_s=60) as url:
+    with serve_in_thread(app) as url:
         service = Service(url, backend_url, app.state.runtime.settings)
         assistant = app.state.runtime.assistant
         original = assistant.turn

@@ -39,7 +39,7 @@ def backend_url() -> Iterator[str]:
 @pytest.fixture
 def service(tmp_path: Path, pack_model_dir: Path, backend_url: str) -> Iterator[Service]:
     settings = _settings(tmp_path, pack_model_dir, backend_url)
-    with serve_in_thread(create_app(settings), startup_timeout_s=60) as url:
+    with serve_in_thread(create_app(settings)) as url:
         yield Service(url, backend_url, settings)
 
 
@@ -194,7 +194,7 @@ def clocked(
                 await runtime.stop()
 
     app.router.lifespan_context = lifespan
-    with serve_in_thread(app, startup_timeout_s=60) as url:
+    with serve_in_thread(app) as url:
         yield url, clock
 
 
