@@ -4,68 +4,24 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from tests.api.conftest import Service
+from tests.api.conftest import ws_settings as _settings
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from demo_backend import create_app as create_backend
 from hermes_desk.api.app import create_app
-from hermes_desk.config import Settings
 from hermes_desk.testing.servers import serve_in_thread
 
 pytestmark = pytest.mark.anyio
 
 ORDER = "202405201234"
 KEY = "key-of-acme-0123456789"
-
-
-@dataclass
-class Service:
-    url: str
-    backend_url: str
-    settings: Settings
-
-    def ws_url(self, session_id: str, **query: str) -> str:
-        params = httpx.QueryParams(query)
-        return f"{self.url.replace('http://', 'ws://')}/v1/sessions/{session_id}/ws?{params}"
-
-
-@pytest.fixture(scope="module")
-def backend_url() -> Iterator[str]:
-    with serve_in_thread(create_backend()) as url:
-        yield url
-
-
-@pytest.fixture(scope="session")
-def model_dir(pack_model_dir: Path) -> Path:
-    return pack_model_dir  # trained once per run, before any server starts
-
-
-def _settings(data_dir: Path, model_dir: Path, backend_url: str, **service: Any) -> Settings:
-    return Settings(
-        service={"data_dir": data_dir, "backend_url": backend_url, **service},
-        nlu={"model_dir": model_dir},
-        workflows={"watchdog_interval_s": 3600},
-    )
-
-
-@pytest.fixture
-def service(tmp_path: Path, model_dir: Path, backend_url: str) -> Iterator[Service]:
-    settings = _settings(tmp_path, model_dir, backend_url)
-    with serve_in_thread(create_app(settings)) as url:
-        yield Service(url, backend_url, settings)
-
-
-@pytest.fixture
-async def client(service: Service) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=service.url, timeout=30) as http:
-        yield http
 
 
 async def _open(client: httpx.AsyncClient, user: str) -> str:
