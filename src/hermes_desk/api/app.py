@@ -57,7 +57,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     install_error_handlers(app)
     app.include_router(health.router)
     # Every resource route resolves the caller's tenant first (401 without a valid key when
-    # keys are configured); the routers read it from request.state.tenant.
+    # keys are configured); routes take it as ``TenantDep`` (resolved once per request).
     for module in (sessions, turns, actions, memory, tools, workflows):
         app.include_router(
             module.router, dependencies=[Depends(get_tenant)], responses=error_responses(401)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, cast
 
-from fastapi import Depends, Query, Request, Security
+from fastapi import Depends, Path, Query, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from hermes_desk.api.schemas import USER_ID_PATTERN
@@ -16,6 +16,8 @@ __all__ = [
     "RuntimeDep",
     "SessionUserDep",
     "TenantDep",
+    "UserPath",
+    "UserQuery",
     "get_runtime",
     "get_tenant",
     "session_user",
@@ -79,3 +81,7 @@ async def session_user(
 
 
 SessionUserDep = Annotated[str, Depends(session_user)]
+
+# Every route names a customer the same way, in the query or in the path.
+UserQuery = Annotated[str, Query(pattern=USER_ID_PATTERN, description="the customer")]
+UserPath = Annotated[str, Path(pattern=USER_ID_PATTERN, description="the customer")]
