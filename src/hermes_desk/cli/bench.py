@@ -117,12 +117,18 @@ def memory(
 
 
 @app.command()
-def keyfacts(out: OutOption = None) -> None:
-    """Precision and recall of the key-fact filter on the pack's labelled set."""
-    from hermes_desk.bench.memory import evaluate_keyfacts
+def keyfacts(
+    out: OutOption = None,
+    pack: Annotated[
+        Path | None, typer.Option(help="pack folder (default: the bundled ecommerce pack)")
+    ] = None,
+) -> None:
+    """Precision and recall of the key-fact filter, and of what is remembered, on each of the
+    pack's labelled sets, English and Chinese apart."""
+    from hermes_desk.bench.memory import evaluate_keyfact_sets
 
     machine = _machine()
-    _emit("keyfacts", evaluate_keyfacts(), out, machine)
+    _emit("keyfacts", evaluate_keyfact_sets(pack), out, machine)
 
 
 @app.command()

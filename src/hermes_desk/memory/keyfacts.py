@@ -303,21 +303,47 @@ def _build_rule(raw: Any, file: str) -> KeyRule:
 
 
 def evaluate_filter(flt: KeyFactFilter, rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Precision, recall and F1 of ``is_key_fact`` on labelled rows ``{text, key_fact, lang}``.
+    """Precision, recall and F1 on labelled rows ``{text, key_fact, lang[, intent]}``.
 
-    Returns overall figures and the same per language, plus the misclassified texts.
+    Two decisions are scored, overall and per language: the filter's (``is_key_fact``: at least
+    ``min_signals`` signals), and under ``remembered`` what the pipeline keeps — a fact read by
+    a key rule (with the row's intent) that passes its rule's threshold (explicit preferences
+    pass on fewer signals). Misclassified texts are listed under ``errors`` (the filter's) and
+    ``remembered_errors``.
     """
-    counts: dict[str, dict[str, int]] = {}
+    filtered: dict[str, dict[str, int]] = {}
+    remembered: dict[str, dict[str, int]] = {}
     errors: list[dict[str, Any]] = []
+    missed: list[dict[str, Any]] = []
     for row in rows:
         text, truth = str(row["text"]), bool(row["key_fact"])
+        intent = row.get("intent")
         predicted = flt.is_key_fact(text)
-        for group in ("all", str(row.get("lang", "?"))):
-            c = counts.setdefault(group, {"tp": 0, "fp": 0, "fn": 0, "tn": 0, "n": 0})
-            c["n"] += 1
-            c[("t" if predicted == truth else "f") + ("p" if predicted else "n")] += 1
+        kept = [c for c in flt.extract(text, str(intent) if intent else None) if c.is_key_fact]
+        groups = ("all", str(row.get("lang", "?")))
+        _count(filtered, groups, predicted, truth)
+        _count(remembered, groups, bool(kept), truth)
         if predicted != truth:
             errors.append({"text": text, "expected": truth, "signals": flt.signals_in(text)})
+        if bool(kept) != truth:
+            missed.append({"text": text, "expected": truth, "keys": [c.key for c in kept]})
+    out: dict[str, Any] = _figures(filtered)
+    out["errors"] = errors
+    out["remembered"] = _figures(remembered)
+    out["remembered_errors"] = missed
+    return out
+
+
+def _count(
+    counts: dict[str, dict[str, int]], groups: Sequence[str], predicted: bool, truth: bool
+) -> None:
+    for group in groups:
+        c = counts.setdefault(group, {"tp": 0, "fp": 0, "fn": 0, "tn": 0, "n": 0})
+        c["n"] += 1
+        c[("t" if predicted == truth else "f") + ("p" if predicted else "n")] += 1
+
+
+def _figures(counts: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for group, c in counts.items():
         precision = c["tp"] / (c["tp"] + c["fp"]) if c["tp"] + c["fp"] else 0.0
@@ -325,5 +351,4 @@ def evaluate_filter(flt: KeyFactFilter, rows: Iterable[Mapping[str, Any]]) -> di
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
         accuracy = (c["tp"] + c["tn"]) / c["n"] if c["n"] else 0.0
         out[group] = {**c, "precision": precision, "recall": recall, "f1": f1, "accuracy": accuracy}
-    out["errors"] = errors
     return out
