@@ -153,7 +153,7 @@ def test_terms_show_back_office_values_in_the_replys_language() -> None:
                 "{get_shipment.carrier!t}.",
             }
         },
-        "payment_methods": {"ok": {"zh": "{m.*.label!t}", "en": "{m.*.label!t}"}},
+        "payment_methods": {"ok": {"zh": "{m.methods.*.label!t}", "en": "{m.methods.*.label!t}"}},
     }
     terms = {
         "运输中": {"zh": "运输中", "en": "in transit"},

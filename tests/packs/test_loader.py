@@ -136,13 +136,16 @@ def test_missing_file_and_unknown_pack_are_named(pack_copy: Path, tmp_path: Path
         load_pack(tmp_path / "nowhere")
 
 
+_ORDER_EN = '"Could you give me the 12-digit order number? I will look it up right away."'
+
+
 @pytest.mark.parametrize(
     ("file", "old", "new", "fragments"),
     [
         # a reply template without its English text
         (
             "replies.yaml",
-            '      en: "Could you give me the 12-digit order number? I will look it up right away."\n',
+            f"      en: {_ORDER_EN}\n",
             "",
             ["replies.yaml", "order_status.missing_slots", "en"],
         ),
@@ -150,7 +153,7 @@ def test_missing_file_and_unknown_pack_are_named(pack_copy: Path, tmp_path: Path
         (
             "replies.yaml",
             '    missing_slots:\n      zh: "麻烦您提供一下 12 位订单号，我马上帮您查询。"\n'
-            '      en: "Could you give me the 12-digit order number? I will look it up right away."',
+            f"      en: {_ORDER_EN}",
             '    missing_slots: "麻烦您提供一下 12 位订单号。"',
             ["replies.yaml", "order_status.missing_slots", "one text per language"],
         ),
@@ -181,7 +184,12 @@ def test_missing_file_and_unknown_pack_are_named(pack_copy: Path, tmp_path: Path
             "    sms: {zh: 短信}",
             ["keyfacts.yaml", "values.contact_preference_channel.sms"],
         ),
-        ("replies.yaml", "  运输中: {zh: 运输中, en: in transit}", "  运输中: {zh: 运输中}", ["terms.运输中"]),
+        (
+            "replies.yaml",
+            "  运输中: {zh: 运输中, en: in transit}",
+            "  运输中: {zh: 运输中}",
+            ["terms.运输中"],
+        ),
         ("acts.yaml", "  greeting:\n", "  salute:\n", ["acts.yaml", "salute"]),
     ],
 )

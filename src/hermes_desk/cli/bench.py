@@ -132,6 +132,38 @@ def keyfacts(
 
 
 @app.command()
+def replies(
+    out: OutOption = None,
+    data: Annotated[
+        Path | None, typer.Option(help="labelled conversations (default: the pack's set)")
+    ] = None,
+    config: Annotated[Path | None, typer.Option(help="YAML settings file")] = None,
+) -> None:
+    """Labelled conversations through the whole chain against the demo back office; the
+    replies checked: language, no false "done", rejected codes named, closings closed."""
+    import asyncio
+    import tempfile
+
+    from hermes_desk.bench.replies import run_replies
+    from hermes_desk.cli._backend import demo_backend_running
+    from hermes_desk.cli.settings_option import load_settings, show_progress, user_model_cache
+    from hermes_desk.testing.servers import free_port
+
+    show_progress()
+    machine = _machine()
+    with tempfile.TemporaryDirectory(prefix="hermes-bench-replies-") as tmp:
+        # a back office of its own, on a free port: fresh state, no other run's codes
+        backend = f"http://127.0.0.1:{free_port()}"
+        settings = load_settings(config, service={"data_dir": Path(tmp), "backend_url": backend})
+        if settings.nlu.model_dir is None:
+            nlu = settings.nlu.model_copy(update={"model_dir": user_model_cache()})
+            settings = settings.model_copy(update={"nlu": nlu})
+        with demo_backend_running(settings.service.backend_url, quiet=True, reuse=False):
+            figures = asyncio.run(run_replies(settings, data))
+    _emit("replies", figures, out, machine)
+
+
+@app.command()
 def llm(
     turns: Annotated[int, typer.Option(help="turns per measurement")] = 2_000,
     out: OutOption = None,
