@@ -229,15 +229,14 @@ def _outcome(
     outcome = TurnOutcome(session.id, turn_index, "customer", slots=dict(reading.slots))
     outcome.language = reading.language
     outcome.dialogue_act = reading.dialogue_act.act
-    settled = plan.situation is not None  # a dialogue act or a stated preference, understood
     outcome.intent = {
         "name": reading.intent.name,
         "answered_as": plan.answer_intent,
         "act": reading.act,
         "confidence": round(reading.confidence, 4),
         "carried": reading.carried,
-        "out_of_scope": reading.intent.out_of_scope and not settled,
-        "decided_by": "conversation_act" if settled else _decided_by(reading),
+        "out_of_scope": reading.intent.out_of_scope,
+        "decided_by": _decided_by(reading),
         "ranking_model": reading.ranking_model,
         "ranking": [[label, round(p, 4)] for label, p in reading.ranking],
         "latency_ms": round(reading.nlu_ms, 3),

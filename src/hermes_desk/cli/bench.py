@@ -131,6 +131,14 @@ def keyfacts(
     _emit("keyfacts", evaluate_keyfact_sets(pack), out, machine)
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 @app.command()
 def replies(
     out: OutOption = None,
@@ -147,13 +155,12 @@ def replies(
     from hermes_desk.bench.replies import run_replies
     from hermes_desk.cli._backend import demo_backend_running
     from hermes_desk.cli.settings_option import load_settings, show_progress, user_model_cache
-    from hermes_desk.testing.servers import free_port
 
     show_progress()
     machine = _machine()
     with tempfile.TemporaryDirectory(prefix="hermes-bench-replies-") as tmp:
         # a back office of its own, on a free port: fresh state, no other run's codes
-        backend = f"http://127.0.0.1:{free_port()}"
+        backend = f"http://127.0.0.1:{_free_port()}"
         settings = load_settings(config, service={"data_dir": Path(tmp), "backend_url": backend})
         if settings.nlu.model_dir is None:
             nlu = settings.nlu.model_copy(update={"model_dir": user_model_cache()})
