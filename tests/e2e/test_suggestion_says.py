@@ -187,3 +187,27 @@ def test_a_confirmation_while_a_write_waits_proposes_nothing_new(service: Servic
     assert listed.status_code == 200, listed.text
     statuses = [p["status"] for p in listed.json()["proposals"]]
     assert statuses == ["proposed"], "still one proposal: nothing runs before the agent approves"
+
+
+def test_a_failed_look_up_is_said_in_the_customers_language(service: Service) -> None:
+    httpx.put(f"{service.backend_url}/_faults/get_shipment", json={"error_rate": 1.0})
+    try:
+        sid = service.open_session("u1001")["session_id"]
+        english = service.turn(sid, "u1001", "Where is my parcel 202405201234?")
+        assert [c["status"] for c in english["tool_calls"]] != ["ok"]
+        assert english["suggestion"]["situation"] == "tool_failed"
+        text = english["suggestion"]["text"]
+        assert text.startswith("Sorry") and _han(text) == 0, text
+        assert "arrive by" not in text, "no shipment facts without a shipment"
+        chinese = service.turn(sid, "u1001", "订单202405201234的快递到哪了")
+        assert chinese["suggestion"]["situation"] == "tool_failed"
+        assert chinese["suggestion"]["text"].startswith("抱歉")
+    finally:
+        httpx.delete(f"{service.backend_url}/_faults")
+
+
+def test_an_order_of_another_customer_reads_as_not_found_in_english(service: Service) -> None:
+    sid = service.open_session("u1002")["session_id"]
+    out = service.turn(sid, "u1002", "Where is my order 202405201234?")
+    assert out["suggestion"]["situation"] == "not_found"
+    assert "could not find order 202405201234" in out["suggestion"]["text"]
