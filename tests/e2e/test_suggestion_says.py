@@ -125,6 +125,8 @@ def test_a_stated_preference_is_noted_not_ticketed_and_kept_in_later_replies(
     notes = {n["key"]: n["text"] for n in english["notes"]}
     assert notes["contact_preference_channel"] == "Prefers contact by text message"
     assert notes["contact_preference_no_calls"] == "Does not want phone calls"
+    closed = service.close(sid2, "u1003")
+    assert {n["text"] for n in closed["notes"]} >= {"Prefers contact by text message"}
 
 
 def test_english_preferences_are_noted_with_their_channel(service: Service) -> None:

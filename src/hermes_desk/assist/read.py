@@ -53,9 +53,7 @@ class TurnReaderStage:
         intent = self.pack.intent(resolved.intent)
         found = self.slots.extract(text)
         nlu_ms = (time.perf_counter() - perf) * 1000
-        language = detect_language(
-            text, _previous_language(session), default=_default_language(self.pack)
-        )
+        language = detect_language(text, session.language, default=_default_language(self.pack))
         if self.model_slots is not None and intent.slots and not intent.out_of_scope:
             # Second channel: the model's slots, each checked against the intent's schema;
             # deterministic, format-checked values win.
@@ -94,14 +92,6 @@ class TurnReaderStage:
             proposals=proposals,
             dialogue_act=self.pack.acts.read(text),
         )
-
-
-def _previous_language(session: Session) -> str | None:
-    """The language of the customer's last turn that had one (kept for "202405201234")."""
-    for turn in reversed(session.turns):
-        if turn.role == "user" and turn.meta and isinstance(turn.meta.get("language"), str):
-            return str(turn.meta["language"])
-    return None
 
 
 def _default_language(pack: Pack) -> Literal["zh", "en"]:
