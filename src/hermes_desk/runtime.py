@@ -216,7 +216,7 @@ def _model_side(
 ) -> tuple[Responder, ModelSlotChannel | None, Callable[[], Awaitable[Any]] | None]:
     """Offline only (the default), or the model chain ending in the offline responder, which
     also serves as the second slot channel."""
-    offline = OfflineResponder(pack.replies)
+    offline = OfflineResponder(pack.replies, conversation=pack.conversation, terms=pack.terms)
     if settings.llm.chain == ["offline"]:
         return OfflineSuggester(offline), None, None
     from hermes_desk.llm.factory import build_chain

@@ -271,6 +271,12 @@ class TurnOut(BaseModel):
     session_id: str
     turn_index: int = Field(ge=0)
     speaker: Literal["customer", "agent"]
+    language: Literal["zh", "en"] | None = Field(
+        None, description="the language of this customer turn; the suggestion speaks it"
+    )
+    dialogue_act: Literal["thanks", "closing", "greeting", "confirmation", "correction"] | None = (
+        Field(None, description="the turn's dialogue act, when it makes one")
+    )
     intent: IntentOut | None
     slots: dict[str, JsonValue]
     missing_slots: list[str]

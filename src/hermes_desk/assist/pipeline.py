@@ -17,8 +17,9 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from hermes_desk.actions import ActionService
+from hermes_desk.actions import ActionService, Proposal
 from hermes_desk.assist.act import TurnActor
+from hermes_desk.assist.converse import PREFERENCE_PREFIX, conversation_plan
 from hermes_desk.assist.decide import decide
 from hermes_desk.assist.read import TurnReaderStage
 from hermes_desk.assist.records import (
@@ -97,7 +98,9 @@ class Assistant:
             model_slots=model_slots,
         )
         self.actor = TurnActor(tools=tools, workflows=workflows, actions=actions)
-        self.suggester = TurnSuggester(responder=responder, compliance=compliance)
+        self.suggester = TurnSuggester(
+            responder=responder, compliance=compliance, pack=pack, explain=self._explain
+        )
 
     async def turn(
         self, tenant: str, user: str, session_id: str, text: str, *, speaker: Speaker = "customer"
@@ -124,8 +127,12 @@ class Assistant:
 
         reading = await self.reader.read(session, text)
         specs = {spec.name: spec for spec in self.tools.registry.specs()}
-        plan = decide(reading, self.pack, specs, user=user)
-        user_turn = Turn("user", text, meta={"intent": reading.intent.name, "slots": reading.found})
+        intent = reading.intent.name
+        plan = conversation_plan(
+            reading, self.pack.acts, lambda part: self.memory.extract(part, intent=intent)
+        ) or decide(reading, self.pack, specs, user=user)
+        meta = {"intent": intent, "slots": reading.found, "language": reading.language}
+        user_turn = Turn("user", text, meta=meta)
         session.turns.append(user_turn)
         acting = await self.actor.act(plan, reading, session, turn_index)
         remembered = await self._remember(session, reading)
@@ -150,13 +157,19 @@ class Assistant:
         )
         return _outcome(session, turn_index, reading, plan, acting, remembered, suggestion, started)
 
+    def _explain(self, proposal: Proposal, language: str) -> str:
+        """What a proposal will do, in ``language`` (its tool's ``explain``)."""
+        spec = next((s for s in self.tools.registry.specs() if s.name == proposal.tool), None)
+        return spec.explanation(proposal.arguments, language) if spec else proposal.explanation
+
     async def _remember(self, session: Session, reading: Reading) -> Remembered:
         """Stage *remember*: key facts into the session's short-term tier; the notes."""
         candidates = self.memory.extract(
             reading.text, intent=reading.intent.name, slots=reading.slots
         )
         _keep_short_term(session, candidates)
-        notes = await self.memory.notes(session.tenant, session.user)
+        language = reading.language
+        notes = await self.memory.notes(session.tenant, session.user, lang=language)
         return Remembered(
             key_facts=[
                 {"key": c.key, "value": c.value, "is_key_fact": c.is_key_fact, "signals": c.signals}
@@ -164,7 +177,25 @@ class Assistant:
             ],
             notes=[n.to_dict() for n in notes],
             note_texts=tuple(n.text for n in notes),
+            preferences=self._preferences(session, notes, language),
         )
+
+    def _preferences(
+        self, session: Session, notes: Sequence[Any], language: str
+    ) -> tuple[str, ...]:
+        """The customer's contact preferences: this session's (latest first), then the notes'."""
+        keyfacts = self.memory.keyfacts
+        if keyfacts is None:
+            return ()
+        known: dict[str, Any] = {}
+        for fact in reversed(session.short_term):
+            key = str(fact.get("key", ""))
+            if key.startswith(PREFERENCE_PREFIX) and key not in known:
+                known[key] = fact.get("value")
+        for note in notes:
+            if note.key.startswith(PREFERENCE_PREFIX) and note.key not in known:
+                known[note.key] = note.value
+        return tuple(keyfacts.describe(key, value, language) for key, value in known.items())
 
     async def _persist(
         self,
@@ -196,6 +227,8 @@ def _outcome(
     started: float,
 ) -> TurnOutcome:
     outcome = TurnOutcome(session.id, turn_index, "customer", slots=dict(reading.slots))
+    outcome.language = reading.language
+    outcome.dialogue_act = reading.dialogue_act.act
     outcome.intent = {
         "name": reading.intent.name,
         "answered_as": plan.answer_intent,

@@ -3,25 +3,25 @@ the state the decision needs (a waiting workflow, the session's proposals)."""
 
 from __future__ import annotations
 
-import re
 import time
+from typing import Literal
 
 from hermes_desk.actions import ActionService
 from hermes_desk.assist.records import Reading
 from hermes_desk.llm.slots import ModelSlotChannel
 from hermes_desk.nlu import OOS, DialogueState, SlotExtractor, TurnReader, merge_model_slots
 from hermes_desk.nlu import request_act as read_act
+from hermes_desk.nlu.language import detect_language
 from hermes_desk.packs import Pack
 from hermes_desk.sessions import Session
 from hermes_desk.workflows import WorkflowService
 
 __all__ = ["TurnReaderStage", "language_of"]
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 
-
-def language_of(text: str) -> str:
-    return "zh" if _CJK.search(text) else "en"
+def language_of(text: str, previous: str | None = None) -> str:
+    """The turn's language (:func:`hermes_desk.nlu.language.detect_language`)."""
+    return detect_language(text, previous)
 
 
 class TurnReaderStage:
@@ -53,7 +53,7 @@ class TurnReaderStage:
         intent = self.pack.intent(resolved.intent)
         found = self.slots.extract(text)
         nlu_ms = (time.perf_counter() - perf) * 1000
-        language = language_of(text)
+        language = detect_language(text, session.language, default=_default_language(self.pack))
         if self.model_slots is not None and intent.slots and not intent.out_of_scope:
             # Second channel: the model's slots, each checked against the intent's schema;
             # deterministic, format-checked values win.
@@ -90,7 +90,13 @@ class TurnReaderStage:
             nlu_ms=nlu_ms,
             waiting=waiting,
             proposals=proposals,
+            dialogue_act=self.pack.acts.read(text),
         )
+
+
+def _default_language(pack: Pack) -> Literal["zh", "en"]:
+    first = pack.manifest.languages[0] if pack.manifest.languages else "zh"
+    return "en" if first == "en" else "zh"
 
 
 def _state_of(session: Session, threshold: float) -> DialogueState:

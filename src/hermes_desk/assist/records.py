@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from hermes_desk.actions import Proposal
 from hermes_desk.nlu import DialogueState
+from hermes_desk.nlu.dialogue_acts import NO_ACT, ActReading
 from hermes_desk.packs import IntentSpec
 from hermes_desk.tools import ToolResult
 from hermes_desk.workflows import WorkflowView
@@ -49,6 +50,8 @@ class Reading:
     waiting: WorkflowView | None
     proposals: list[Proposal]
     ranking_model: Literal["context", "classifier"] = "classifier"
+    #: The turn's dialogue act (thanks, closing…) and whether it is all the turn says.
+    dialogue_act: ActReading = NO_ACT
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +93,8 @@ class Plan:
     writes: tuple[ProposedWrite, ...] = ()
     workflow: WorkflowMove | None = None
     missing_slots: tuple[str, ...] = ()
+    #: The reply situation the plan settles itself (a dialogue act, a stated preference).
+    situation: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +113,8 @@ class Remembered:
     key_facts: list[dict[str, Any]]
     notes: list[dict[str, Any]]
     note_texts: tuple[str, ...]
+    #: The customer's contact preferences known now, in the turn's language.
+    preferences: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +145,8 @@ class TurnOutcome:
     turn_index: int
     speaker: Speaker
     intent: dict[str, Any] | None = None
+    language: str | None = None
+    dialogue_act: str | None = None
     slots: dict[str, Any] = field(default_factory=dict)
     missing_slots: list[str] = field(default_factory=list)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
@@ -153,6 +162,8 @@ class TurnOutcome:
             "session_id": self.session_id,
             "turn_index": self.turn_index,
             "speaker": self.speaker,
+            "language": self.language,
+            "dialogue_act": self.dialogue_act,
             "intent": self.intent,
             "slots": self.slots,
             "missing_slots": self.missing_slots,

@@ -117,12 +117,57 @@ def memory(
 
 
 @app.command()
-def keyfacts(out: OutOption = None) -> None:
-    """Precision and recall of the key-fact filter on the pack's labelled set."""
-    from hermes_desk.bench.memory import evaluate_keyfacts
+def keyfacts(
+    out: OutOption = None,
+    pack: Annotated[
+        Path | None, typer.Option(help="pack folder (default: the bundled ecommerce pack)")
+    ] = None,
+) -> None:
+    """Precision and recall of the key-fact filter, and of what is remembered, on each of the
+    pack's labelled sets, English and Chinese apart."""
+    from hermes_desk.bench.memory import evaluate_keyfact_sets
 
     machine = _machine()
-    _emit("keyfacts", evaluate_keyfacts(), out, machine)
+    _emit("keyfacts", evaluate_keyfact_sets(pack), out, machine)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@app.command()
+def replies(
+    out: OutOption = None,
+    data: Annotated[
+        Path | None, typer.Option(help="labelled conversations (default: the pack's set)")
+    ] = None,
+    config: Annotated[Path | None, typer.Option(help="YAML settings file")] = None,
+) -> None:
+    """Labelled conversations through the whole chain against the demo back office; the
+    replies checked: language, no false "done", rejected codes named, closings closed."""
+    import asyncio
+    import tempfile
+
+    from hermes_desk.bench.replies import run_replies
+    from hermes_desk.cli._backend import demo_backend_running
+    from hermes_desk.cli.settings_option import load_settings, show_progress, user_model_cache
+
+    show_progress()
+    machine = _machine()
+    with tempfile.TemporaryDirectory(prefix="hermes-bench-replies-") as tmp:
+        # a back office of its own, on a free port: fresh state, no other run's codes
+        backend = f"http://127.0.0.1:{_free_port()}"
+        settings = load_settings(config, service={"data_dir": Path(tmp), "backend_url": backend})
+        if settings.nlu.model_dir is None:
+            nlu = settings.nlu.model_copy(update={"model_dir": user_model_cache()})
+            settings = settings.model_copy(update={"nlu": nlu})
+        with demo_backend_running(settings.service.backend_url, quiet=True, reuse=False):
+            figures = asyncio.run(run_replies(settings, data))
+    _emit("replies", figures, out, machine)
 
 
 @app.command()
