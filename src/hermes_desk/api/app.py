@@ -16,8 +16,10 @@ from hermes_desk.api.middleware import RequestGuard, RequestTimeLimit
 from hermes_desk.api.routes import (
     actions,
     console,
+    feedback,
     health,
     memory,
+    pack,
     sessions,
     tools,
     turns,
@@ -58,7 +60,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     app.include_router(health.router)
     # Every resource route resolves the caller's tenant first (401 without a valid key when
     # keys are configured); the routers read it from request.state.tenant.
-    for module in (sessions, turns, actions, memory, tools, workflows):
+    for module in (sessions, turns, actions, memory, tools, workflows, feedback, pack):
         app.include_router(
             module.router, dependencies=[Depends(get_tenant)], responses=error_responses(401)
         )
