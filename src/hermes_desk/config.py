@@ -172,7 +172,6 @@ class FeedbackSettings(_Section):
         "sqlite", description="suggestion feedback: sqlite (data folder) | memory | redis"
     )
     redis_url: str = "redis://127.0.0.1:6379/0"
-    max_reason_chars: int = Field(500, ge=1, description="longest reason a rating may give")
 
 
 class MemorySettings(_Section):

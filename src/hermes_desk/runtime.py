@@ -371,7 +371,6 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
     feedback = SuggestionFeedback(
         build_feedback_store(settings.feedback, data_dir=data_dir),
         sessions,
-        settings=settings.feedback,
         # On the tools' registry: /metrics renders one registry.
         metrics=SuggestionMetrics(tools.metrics.registry),
         clock=clock,

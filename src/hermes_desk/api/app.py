@@ -86,6 +86,9 @@ def _contract(app: FastAPI, settings: Settings) -> None:
         document = build()
         text = document["components"]["schemas"]["TurnCreate"]["properties"]["text"]
         text["maxLength"] = settings.service.max_text_chars
+        for body in ("UseFeedback", "EditFeedback", "RatingFeedback"):  # the agent's reply
+            edited = document["components"]["schemas"][body]["properties"]["text"]
+            edited.get("anyOf", [edited])[0]["maxLength"] = settings.service.max_text_chars
         for operation in _operations(document):
             if "security" in operation and not settings.service.api_keys:
                 operation["security"].append({})

@@ -7,6 +7,7 @@ from hermes_desk.feedback.metrics import SuggestionMetrics
 from hermes_desk.feedback.record import (
     AGENT_EVENTS,
     COUNT_KINDS,
+    MAX_REASON_CHARS,
     FeedbackEvent,
     SuggestionEvent,
     report,
@@ -17,6 +18,7 @@ from hermes_desk.feedback.store import FeedbackStore, MemoryFeedbackStore, build
 __all__ = [
     "AGENT_EVENTS",
     "COUNT_KINDS",
+    "MAX_REASON_CHARS",
     "FeedbackEvent",
     "FeedbackStore",
     "MemoryFeedbackStore",

@@ -15,6 +15,7 @@ from typing import Any, Literal, get_args
 __all__ = [
     "AGENT_EVENTS",
     "COUNT_KINDS",
+    "MAX_REASON_CHARS",
     "FeedbackEvent",
     "SuggestionEvent",
     "SuggestionTally",
@@ -25,6 +26,9 @@ FeedbackEvent = Literal["shown", "inserted", "copied", "edited", "rated"]
 
 #: The events the agent sends (``shown`` is recorded by the service when a turn answers).
 AGENT_EVENTS: tuple[str, ...] = tuple(e for e in get_args(FeedbackEvent) if e != "shown")
+
+#: The longest reason a rating may give.
+MAX_REASON_CHARS = 500
 
 #: What is counted: every event but ``rated``, which counts as ``useful`` or ``not_useful``.
 COUNT_KINDS = ("shown", "inserted", "copied", "edited", "useful", "not_useful")

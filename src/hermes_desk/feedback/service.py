@@ -14,10 +14,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from hermes_desk.clock import Clock
-from hermes_desk.config import FeedbackSettings
 from hermes_desk.errors import NotFoundError, ValidationError
 from hermes_desk.feedback.metrics import SuggestionMetrics
-from hermes_desk.feedback.record import AGENT_EVENTS, FeedbackEvent, SuggestionEvent, report
+from hermes_desk.feedback.record import (
+    AGENT_EVENTS,
+    MAX_REASON_CHARS,
+    FeedbackEvent,
+    SuggestionEvent,
+    report,
+)
 from hermes_desk.feedback.store import FeedbackStore
 from hermes_desk.sessions import SessionManager
 
@@ -41,14 +46,12 @@ class SuggestionFeedback:
         store: FeedbackStore,
         sessions: SessionManager,
         *,
-        settings: FeedbackSettings,
         metrics: SuggestionMetrics,
         clock: Clock,
         max_text_chars: int,
     ) -> None:
         self.store = store
         self.sessions = sessions
-        self.settings = settings
         self.metrics = metrics
         self.clock = clock
         self.max_text_chars = max_text_chars
@@ -100,8 +103,7 @@ class SuggestionFeedback:
                 at that turn.
             ValidationError: the fields do not fit the event (a rating without ``useful``…).
         """
-        kind = _check(event, useful, reason, text, self.settings.max_reason_chars,
-                      self.max_text_chars)  # fmt: skip
+        kind = _check(event, useful, reason, text, MAX_REASON_CHARS, self.max_text_chars)
         session = await self.sessions.get(tenant, user, session_id)
         turns = session.turns
         turn = turns[turn_index] if 0 <= turn_index < len(turns) else None

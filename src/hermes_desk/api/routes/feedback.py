@@ -17,39 +17,68 @@ from hermes_desk.api.deps import RuntimeDep, TenantDep
 from hermes_desk.api.errors import error_responses, validation_body
 from hermes_desk.api.schemas import AGENT_ID_PATTERN, TEXT_PATTERN, USER_ID_PATTERN
 from hermes_desk.errors import ValidationError
+from hermes_desk.feedback import MAX_REASON_CHARS
 
 __all__ = [
+    "EditFeedback",
     "FeedbackCreate",
     "FeedbackEventOut",
     "FeedbackOut",
+    "RatingFeedback",
     "SuggestionCounts",
     "SuggestionReport",
+    "UseFeedback",
     "router",
 ]
 
 router = APIRouter(tags=["suggestions"])
 
 
-class FeedbackCreate(BaseModel):
+class _FeedbackBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     user_id: str = Field(pattern=USER_ID_PATTERN, description="the session's customer")
     agent_id: str = Field(pattern=AGENT_ID_PATTERN, description="who did it (recorded)")
-    event: Literal["inserted", "copied", "edited", "rated"] = Field(
-        description="inserted into the reply box, copied, edited in place, or rated"
-    )
-    useful: bool | None = Field(None, description="the rating (required for rated, else null)")
-    reason: str | None = Field(
-        None,
-        description="why (rated only): at most feedback.max_reason_chars characters",
-        json_schema_extra={"minLength": 1, "pattern": TEXT_PATTERN},
-    )
     text: str | None = Field(
         None,
-        description="the agent's version of the reply (required for edited); when it differs "
-        "from the suggestion an edited event is recorded too",
+        description="the agent's version of the reply, at most service.max_text_chars "
+        "characters; when it differs from the suggestion an edited event is recorded too",
         json_schema_extra={"minLength": 1, "pattern": TEXT_PATTERN},
     )
+
+
+class UseFeedback(_FeedbackBody):
+    """The agent inserted the suggestion into the reply box or copied it."""
+
+    event: Literal["inserted", "copied"]
+
+
+class EditFeedback(_FeedbackBody):
+    """The agent edited the suggestion in place: the edited text (not the suggestion as is)."""
+
+    event: Literal["edited"]
+    text: str = Field(
+        description="the edited reply, at most service.max_text_chars characters",
+        json_schema_extra={"minLength": 1, "pattern": TEXT_PATTERN},
+    )
+
+
+class RatingFeedback(_FeedbackBody):
+    """The agent rated the suggestion, optionally saying why."""
+
+    event: Literal["rated"]
+    useful: bool = Field(description="useful (true) or not (false)")
+    reason: str | None = Field(
+        None,
+        max_length=MAX_REASON_CHARS,
+        description="why",
+        json_schema_extra={"minLength": 1, "pattern": TEXT_PATTERN},
+    )
+
+
+FeedbackCreate = Annotated[
+    UseFeedback | EditFeedback | RatingFeedback, Field(discriminator="event")
+]
 
 
 class FeedbackEventOut(BaseModel):
@@ -122,8 +151,8 @@ async def post_feedback(
             turn_index,
             event=body.event,
             agent_id=body.agent_id,
-            useful=body.useful,
-            reason=body.reason,
+            useful=body.useful if isinstance(body, RatingFeedback) else None,
+            reason=body.reason if isinstance(body, RatingFeedback) else None,
             text=body.text,
         )
     except ValidationError as exc:
