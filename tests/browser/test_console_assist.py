@@ -325,12 +325,16 @@ def test_workflow_tool_calls_are_listed(page: Page, console: Console) -> None:
     rows = page.get_by_test_id("tool-calls").locator("tbody tr")
     lookup = rows.filter(has=page.locator("td[title=get_order]"))
     expect(lookup).to_have_count(1)
-    expect(lookup.locator("td").nth(1)).to_have_text("流程 workflow · 查询订单 Look up the order")
+    expect(lookup.locator("td").nth(1)).to_have_text("流程 · 查询订单")
+    expect(lookup.locator("td").nth(1)).to_have_attribute("title", re.compile("get_order"))
     expect(lookup.locator("td").nth(2)).to_have_text("成功 ok")
     expect(lookup.locator("td").nth(3)).to_contain_text("ms")
     steps = page.get_by_test_id("steps")
     expect(steps.locator("li[data-step=get_order]")).to_contain_text("成功 succeeded")
     expect(steps.locator("li[data-step=create_return]")).to_contain_text("创建退货单 Create return")
+    # The write waits for the agent, not the customer: the card says so.
+    expect(steps.locator("li[data-step=create_return]")).to_contain_text("待批准 awaiting approval")
+    expect(page.get_by_test_id("workflow")).to_contain_text("待批准 awaiting approval")
 
     page.locator("[data-testid=proposal][data-status=proposed]").get_by_test_id(
         "proposal-approve"

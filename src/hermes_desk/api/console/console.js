@@ -63,7 +63,7 @@
 
   function labelTitle(section, id) {
     const found = (state.labels[section] || {})[id];
-    return found ? `${id} · ${found.en}` : String(id);
+    return found && found.en !== id ? `${id} · ${found.en}` : String(id);
   }
 
   async function loadLabels() {
@@ -382,13 +382,13 @@
   }
 
   function callRow(call) {
-    const from = call.source === "workflow"
-      ? `${label("terms", "workflow")} · ${label("steps", call.step)}`
-      : label("terms", "turn");
+    const workflow = call.source === "workflow";
+    const from = workflow ? `${shortLabel("terms", "workflow")} · ${shortLabel("steps", call.step)}` : label("terms", "turn");
+    const fromTitle = workflow ? `workflow step ${labelTitle("steps", call.step)}` : "";
     const latency = typeof call.latency_ms === "number" ? `${call.latency_ms.toFixed(1)} ms` : "—";
     return [
       [label("tools", call.tool), "", call.tool],
-      [from],
+      [from, "", fromTitle],
       [label("statuses", call.status), call.status === "ok" ? "status-ok" : "status-bad", call.status],
       [latency, "num"],
     ];
@@ -429,16 +429,27 @@
       delete $("workflow").dataset.status;
       return;
     }
-    const waiting = workflow.waiting_for ? ` · 等待 waiting for ${label("slots", workflow.waiting_for)}` : "";
+    // A step waits for the customer's input (a slot) or for the agent's approval of a write.
+    const approval = (workflow.waiting_for || "").startsWith("approval:")
+      ? workflow.waiting_for.slice("approval:".length)
+      : null;
+    let status = label("statuses", workflow.status);
+    let waiting = workflow.waiting_for ? ` · 等待 waiting for ${label("slots", workflow.waiting_for)}` : "";
+    if (approval) {
+      status = label("statuses", "proposed");
+      waiting = ` · ${label("tools", approval)}`;
+    }
     const line = $("workflow");
-    line.textContent = `${label("workflows", workflow.name)} · ${label("statuses", workflow.status)}${waiting}`;
+    line.textContent = `${label("workflows", workflow.name)} · ${status}${waiting}`;
     line.dataset.workflow = workflow.name;
     line.dataset.status = workflow.status;
     for (const step of workflow.steps || []) {
       const item = el("li", "", label("steps", step.name));
       item.dataset.step = step.name;
       if (step.tool) item.append(el("span", "tool", label("tools", step.tool)));
-      item.append(el("span", `st st-${step.status}`, label("statuses", step.status)));
+      const awaits = approval && step.status === "waiting_input" && step.tool === approval;
+      const shown = awaits ? "proposed" : step.status;
+      item.append(el("span", `st st-${shown}`, label("statuses", shown)));
       steps.append(item);
     }
   }
