@@ -64,8 +64,10 @@ def _missing(message: str) -> None:
     pytest.skip(message)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(chromium_path: str) -> Iterator[Any]:
+    # Module, not session: sync Playwright holds an event loop on this thread while it runs,
+    # and the async tests of other folders need the thread's loop free.
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

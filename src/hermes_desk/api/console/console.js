@@ -557,7 +557,8 @@
   // Alt+A / E / R: the newest pending proposal. Alt+I / C / U / N: the suggestion.
   document.addEventListener("keydown", (event) => {
     if (!event.altKey || event.ctrlKey || event.metaKey) return;
-    const key = event.key.toLowerCase();
+    // The physical key: on macOS Option+letter types another character (event.key "ç").
+    const key = /^Key[A-Z]$/.test(event.code) ? event.code.slice(3).toLowerCase() : event.key.toLowerCase();
     const suggestionKeys = {
       i: insertSuggestion,
       c: copySuggestion,
