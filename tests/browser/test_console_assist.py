@@ -200,7 +200,9 @@ def test_keyboard_shortcuts_approve_insert_and_rate(page: Page, console: Console
 # -- knowledge, sentiment, alerts -----------------------------------------------------------------
 
 
-def test_knowledge_cards_sentiment_and_alert_badges(page: Page, console: Console) -> None:
+def test_knowledge_cards_sentiment_and_alert_badges(
+    page: Page, console: Console, artifacts: Path
+) -> None:
     frames = Frames(page, fill=_fill_contract_fields)
     _open(page, console, "u1002")
     _say(page, "运费怎么算？")
@@ -230,6 +232,7 @@ def test_knowledge_cards_sentiment_and_alert_badges(page: Page, console: Console
     expect(alerts.first).to_contain_text("保证今天到")
     expect(alerts.first).to_have_attribute("data-severity", "warning")
     expect(alerts.first).to_contain_text("坐席 agent")
+    page.locator("#assist").screenshot(path=artifacts / "console-assist-knowledge-alerts.png")
 
     # The next turn carries what it carries: no knowledge here, so the cards go.
     frames.fill = None

@@ -332,7 +332,8 @@
       card.dataset.testid = "knowledge-card";
       card.append(el("div", "title", item.title || item.article_id || "—"));
       if (item.passage) card.append(el("p", "passage", item.passage));
-      const score = typeof item.score === "number" ? ` · ${Math.round(item.score * 100)}%` : "";
+      // A retrieval score (BM25 or similarity), not a probability: shown as a number.
+      const score = typeof item.score === "number" ? ` · 相关度 score ${item.score.toFixed(2)}` : "";
       const source = el("p", "source", `来源 source: ${item.source || item.article_id || "—"}${score}`);
       source.dataset.testid = "knowledge-source";
       card.append(source);
