@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from hermes_desk.clock import Clock
@@ -39,6 +39,8 @@ class SuggestionFeedback:
         sessions: to find the turn an event is about (and refuse another tenant's).
         metrics: the Prometheus counters.
         max_text_chars: the longest edited text accepted (the service's text limit).
+        redact: applied to every text before it is stored (the suggestion, the agent's edit,
+            the reason): where personal numbers are masked, pass the masking function.
     """
 
     def __init__(
@@ -49,12 +51,14 @@ class SuggestionFeedback:
         metrics: SuggestionMetrics,
         clock: Clock,
         max_text_chars: int,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         self.store = store
         self.sessions = sessions
         self.metrics = metrics
         self.clock = clock
         self.max_text_chars = max_text_chars
+        self.redact = redact or (lambda text: text)
 
     async def shown(self, tenant: str, outcome: Mapping[str, Any]) -> None:
         """Count the suggestion a turn answered (the turn response or assist frame body).
@@ -72,7 +76,7 @@ class SuggestionFeedback:
             event="shown",
             intent=str(intent.get("name")),
             at=self.clock.now(),
-            suggestion=str(suggestion.get("text", "")),
+            suggestion=self.redact(str(suggestion.get("text", ""))),
         )
         try:
             await self._put(event)
@@ -119,7 +123,7 @@ class SuggestionFeedback:
             "turn_index": turn_index,
             "intent": str(meta.get("intent") or "unknown"),
             "at": self.clock.now(),
-            "suggestion": original,
+            "suggestion": self.redact(original),
             "agent_id": agent_id,
         }
         edited = text is not None and text.strip() != original.strip()
@@ -129,14 +133,15 @@ class SuggestionFeedback:
                 problems=[{"field": "text", "message": "same as the suggestion"}],
             )
         stored: list[SuggestionEvent] = []
+        kept = self.redact(text) if text is not None else None
         if edited and kind != "edited":
-            stored.append(SuggestionEvent(event="edited", text=text, **base))  # type: ignore[arg-type]
+            stored.append(SuggestionEvent(event="edited", text=kept, **base))  # type: ignore[arg-type]
         stored.append(
             SuggestionEvent(
                 event=kind,
                 useful=useful,
-                reason=reason.strip() if reason else None,
-                text=text,
+                reason=self.redact(reason.strip()) if reason else None,
+                text=kept,
                 **base,  # type: ignore[arg-type]
             )
         )

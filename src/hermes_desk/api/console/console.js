@@ -688,6 +688,8 @@
       if (state.socket !== socket) return; // replaced by a newer session
       state.socket = null;
       setInputEnabled(false);
+      state.pending = 0; // an answer cannot come on a closed socket
+      setPending(0);
       if (event.code === 4404) {
         setConnection("down", "会话已结束 ended");
         state.sessionId = null;
