@@ -31,6 +31,7 @@ from hermes_desk.errors import ConfigError
 __all__ = [
     "ActionSettings",
     "BreakerSettings",
+    "FeedbackSettings",
     "LlmLinkSettings",
     "LlmSettings",
     "McpServerSettings",
@@ -164,6 +165,15 @@ class ActionSettings(_Section):
     redis_url: str = "redis://127.0.0.1:6379/0"
 
 
+class FeedbackSettings(_Section):
+    """What agents did with suggestions (inserted, copied, edited, rated), per tenant."""
+
+    store: Literal["sqlite", "memory", "redis"] = Field(
+        "sqlite", description="suggestion feedback: sqlite (data folder) | memory | redis"
+    )
+    redis_url: str = "redis://127.0.0.1:6379/0"
+
+
 class MemorySettings(_Section):
     store: Literal["sqlite", "postgres"] = Field("sqlite", description="facts: sqlite | postgres")
     postgres_dsn: str = "postgresql://127.0.0.1:5432/test"
@@ -285,6 +295,7 @@ class Settings(BaseSettings):
     tools: ToolSettings = ToolSettings()
     workflows: WorkflowSettings = WorkflowSettings()
     actions: ActionSettings = ActionSettings()
+    feedback: FeedbackSettings = FeedbackSettings()
     memory: MemorySettings = MemorySettings()
     llm: LlmSettings = LlmSettings()
     mcp: McpSettings = McpSettings()

@@ -24,6 +24,7 @@ from hermes_desk.clock import Clock, SystemClock
 from hermes_desk.compliance import ComplianceChecker
 from hermes_desk.config import Settings
 from hermes_desk.events import Event, FanoutSink, LoggingSink, MemorySink, TurnCollector
+from hermes_desk.feedback import SuggestionFeedback, SuggestionMetrics, build_feedback_store
 from hermes_desk.llm.messages import ResponderInput
 from hermes_desk.llm.offline import OfflineResponder
 from hermes_desk.llm.slots import ModelSlotChannel
@@ -37,7 +38,7 @@ from hermes_desk.memory import (
     build_memory_store,
 )
 from hermes_desk.nlu import SlotExtractor, TurnReader, load_or_train
-from hermes_desk.packs import Pack, load_pack
+from hermes_desk.packs import Pack, PackLabels, load_labels, load_pack
 from hermes_desk.sessions import (
     Session,
     SessionManager,
@@ -103,6 +104,8 @@ class Runtime:
     usage: UsageLedger
     actions: ActionService
     assistant: Assistant
+    feedback: SuggestionFeedback
+    labels: PackLabels
     mcp: Any = None
     _group: anyio.abc.TaskGroup | None = field(default=None, repr=False)
     _closers: list[Callable[[], Awaitable[Any]]] = field(default_factory=list, repr=False)
@@ -164,6 +167,7 @@ class Runtime:
             "snapshot": self.workflows.store,
             "proposal": self.actions.store,
             "memory": self.memory.store,
+            "feedback": self.feedback.store,
         }
 
     async def check_stores(self, *, timeout_s: float = _PING_TIMEOUT_S) -> dict[str, str | None]:
@@ -199,6 +203,7 @@ class Runtime:
         await self.sessions.aclose()
         await self.memory.close()
         await self.actions.store.aclose()
+        await self.feedback.store.aclose()
         for close in reversed(self._closers):
             await close()
         await self.http.aclose()
@@ -363,6 +368,14 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         max_text_chars=settings.service.max_text_chars,
         model_slots=model_slots,
     )
+    feedback = SuggestionFeedback(
+        build_feedback_store(settings.feedback, data_dir=data_dir),
+        sessions,
+        # On the tools' registry: /metrics renders one registry.
+        metrics=SuggestionMetrics(tools.metrics.registry),
+        clock=clock,
+        max_text_chars=settings.service.max_text_chars,
+    )
     runtime = Runtime(
         settings=settings,
         clock=clock,
@@ -384,6 +397,8 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         usage=usage,
         actions=actions,
         assistant=assistant,
+        feedback=feedback,
+        labels=load_labels(pack),
     )
     if close_chain is not None:
         runtime._closers.append(close_chain)

@@ -16,8 +16,10 @@ from hermes_desk.api.middleware import RequestGuard, RequestTimeLimit
 from hermes_desk.api.routes import (
     actions,
     console,
+    feedback,
     health,
     memory,
+    pack,
     sessions,
     tools,
     turns,
@@ -58,7 +60,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     app.include_router(health.router)
     # Every resource route resolves the caller's tenant first (401 without a valid key when
     # keys are configured); routes take it as ``TenantDep`` (resolved once per request).
-    for module in (sessions, turns, actions, memory, tools, workflows):
+    for module in (sessions, turns, actions, memory, tools, workflows, feedback, pack):
         app.include_router(
             module.router, dependencies=[Depends(get_tenant)], responses=error_responses(401)
         )
@@ -84,6 +86,9 @@ def _contract(app: FastAPI, settings: Settings) -> None:
         document = build()
         text = document["components"]["schemas"]["TurnCreate"]["properties"]["text"]
         text["maxLength"] = settings.service.max_text_chars
+        for body in ("UseFeedback", "EditFeedback", "RatingFeedback"):  # the agent's reply
+            edited = document["components"]["schemas"][body]["properties"]["text"]
+            edited.get("anyOf", [edited])[0]["maxLength"] = settings.service.max_text_chars
         for operation in _operations(document):
             if "security" in operation and not settings.service.api_keys:
                 operation["security"].append({})

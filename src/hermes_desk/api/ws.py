@@ -426,7 +426,9 @@ async def _run_turns(
                 await peer.send(_error("internal_error", "the turn failed", seq=seq))
                 continue
             if segment.speaker == "customer":
-                await hub.publish(session_id, {"type": "assist", "seq": seq, **outcome.to_dict()})
+                view = outcome.to_dict()
+                await runtime.feedback.shown(tenant, view)
+                await hub.publish(session_id, {"type": "assist", "seq": seq, **view})
 
 
 async def _decide(

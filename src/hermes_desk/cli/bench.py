@@ -86,6 +86,21 @@ def actions(
 
 
 @app.command()
+def feedback(
+    events: Annotated[int, typer.Option(help="customer turns whose suggestion is counted")] = 5_000,
+    redis_url: Annotated[
+        str | None, typer.Option(help="Redis for the Redis figures ('' to skip)")
+    ] = "redis://127.0.0.1:6379/15",
+    out: OutOption = None,
+) -> None:
+    """Suggestion feedback: the per-turn ``shown`` write and the report query, per store."""
+    from hermes_desk.bench.feedback import run_feedback_bench
+
+    machine = _machine()
+    _emit("feedback", run_feedback_bench(events, redis_url or None), out, machine)
+
+
+@app.command()
 def workflows(
     runs: Annotated[int, typer.Option(help="password resets per variant")] = 40,
     out: OutOption = None,

@@ -1,5 +1,6 @@
 """Domain packs: the business data the engine runs (intents, examples, tools, replies…)."""
 
+from hermes_desk.packs.labels import Label, PackLabels, load_labels
 from hermes_desk.packs.loader import OUT_OF_SCOPE, Pack, bundled_pack_path, load_pack
 from hermes_desk.packs.models import ComplianceRule, ComplianceRules, Example, IntentSpec
 
@@ -9,7 +10,10 @@ __all__ = [
     "ComplianceRules",
     "Example",
     "IntentSpec",
+    "Label",
     "Pack",
+    "PackLabels",
     "bundled_pack_path",
+    "load_labels",
     "load_pack",
 ]

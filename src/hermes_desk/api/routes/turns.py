@@ -26,4 +26,6 @@ async def post_turn(
     outcome = await runtime.assistant.turn(
         tenant, body.user_id, session_id, body.text, speaker=body.speaker
     )
-    return outcome.to_dict()
+    view = outcome.to_dict()
+    await runtime.feedback.shown(tenant, view)
+    return view
