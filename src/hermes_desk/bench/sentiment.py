@@ -3,9 +3,12 @@
 alert lines.
 
 Honesty: every model trains on training data only. The pack's model trains on
-``sentiment.jsonl`` (turns of the pack's dialogues) and is scored on ``sentiment_eval.jsonl``
-(dialogues written apart, never trained on) and by 3-fold cross-validation on its own training
-turns; the reviews model trains on ``sentiment_zh/train.jsonl`` and is scored on ``test.jsonl``.
+``sentiment.jsonl`` (turns of the pack's dialogues) and is scored on ``sentiment_dev.jsonl``
+(dialogues written apart, never trained on, but read while the lexicon was built),
+``sentiment_eval.jsonl`` (written after the model was fixed, scored once) and by 3-fold
+cross-validation on its own training turns; alert rules likewise on ``alerts_dev.jsonl`` (read
+while the rules were written) and ``alerts_eval.jsonl`` (written after them). The reviews model
+trains on ``sentiment_zh/train.jsonl`` and is scored on ``test.jsonl``.
 Reviews carry only positive/negative labels, so on them a model's answer is the likelier of the
 two (its signed score's sign).
 """
@@ -39,7 +42,7 @@ _DATA = Path(os.environ.get("HERMES_BENCH_DATA", "/work/shared/data"))
 
 
 def _lexicon() -> SentimentLexicon:
-    return SentimentLexicon.from_yaml(_PACK / "sentiment_lexicon.yaml")
+    return SentimentLexicon.from_folder(_PACK)
 
 
 def _train(
@@ -49,6 +52,8 @@ def _train(
     start = time.perf_counter()
     model = train_sentiment(pairs, _lexicon(), c=options.c, balanced=balanced, min_count=min_count)
     print(f"  trained on {len(pairs)} texts in {time.perf_counter() - start:.1f} s")
+    if balanced:  # the chat models, as the service runs them
+        model.negative_threshold = options.negative_threshold
     return model
 
 
@@ -78,12 +83,19 @@ def _latency(model: SentimentModel, texts: Sequence[str], rounds: int) -> dict[s
 
 
 def _pack_figures(model: SentimentModel, rounds: int) -> dict[str, Any]:
-    held_out = load_labelled(_PACK / "sentiment_eval.jsonl")
-    figures: dict[str, Any] = {"held_out": evaluate_sentiment(model, held_out).to_dict()}
-    for language, keep in (("zh", True), ("en", False)):
-        part = [(t, g) for t, g in held_out if _cjk(t) == keep]
-        figures[f"held_out_{language}"] = evaluate_sentiment(model, part).to_dict()
-    figures["latency_chat_turns"] = _latency(model, [t for t, _ in held_out], rounds)
+    figures: dict[str, Any] = {}
+    texts: list[str] = []
+    for name in ("dev", "eval"):
+        path = _PACK / f"sentiment_{name}.jsonl"
+        if not path.is_file():
+            continue
+        held_out = load_labelled(path)
+        texts += [t for t, _ in held_out]
+        figures[name] = evaluate_sentiment(model, held_out).to_dict()
+        for language, keep in (("zh", True), ("en", False)):
+            part = [(t, g) for t, g in held_out if _cjk(t) == keep]
+            figures[f"{name}_{language}"] = evaluate_sentiment(model, part).to_dict()
+    figures["latency_chat_turns"] = _latency(model, texts, rounds)
     return figures
 
 
@@ -115,13 +127,21 @@ def _cross_validated(pairs: list[tuple[str, str]], folds: int = 3) -> dict[str, 
 
 
 def bench_alerts() -> dict[str, Any]:
-    """Precision and recall of the pack's alert rules on ``alerts_eval.jsonl`` (lines written
-    apart from the rules, each with the alert kinds it should raise)."""
+    """Precision and recall of the pack's alert rules on ``alerts_dev.jsonl`` and
+    ``alerts_eval.jsonl`` (lines, each with the alert kinds it should raise)."""
     detector = AlertDetector(load_pack(_PACK).compliance.alerts)
+    return {
+        name: _alert_figures(detector, _PACK / f"alerts_{name}.jsonl")
+        for name in ("dev", "eval")
+        if (_PACK / f"alerts_{name}.jsonl").is_file()
+    }
+
+
+def _alert_figures(detector: AlertDetector, path: Path) -> dict[str, Any]:
     counts: dict[str, dict[str, int]] = {}
     misses: list[dict[str, Any]] = []
     lines = 0
-    for raw in (_PACK / "alerts_eval.jsonl").read_text(encoding="utf-8").splitlines():
+    for raw in path.read_text(encoding="utf-8").splitlines():
         if not raw.strip():
             continue
         row = json.loads(raw)
@@ -185,7 +205,7 @@ def run(
             "features": len(review_model.weights),
             "latency_reviews": _latency(review_model, [t for t, _ in test[:500]], 1),
             "latency_chat_turns": _latency(
-                review_model, [t for t, _ in load_labelled(_PACK / "sentiment_eval.jsonl")], rounds
+                review_model, [t for t, _ in load_labelled(_PACK / "sentiment_dev.jsonl")], rounds
             ),
         }
         if combined:

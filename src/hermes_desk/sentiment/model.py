@@ -8,7 +8,9 @@ microseconds):
 - English word unigrams and bigrams (``not happy``), in the same normalised group;
 - counts of the pack lexicon's cues (negative, positive, negated, intensified) and of ``!`` and
   ``?`` runs, capped, outside the normalisation: a strong cue weighs the same in a short chat
-  line and a long review.
+  line and a long review;
+- the sum of the pack's polarity table over the text's character n-grams, split into its
+  positive and negative part (capped).
 
 The model is a (multinomial or binary) logistic regression trained by
 :func:`hermes_desk.sentiment.training.train_sentiment`; its weights are a plain mapping from
@@ -35,10 +37,11 @@ SentimentLabel = Literal["negative", "neutral", "positive"]
 LABELS: tuple[SentimentLabel, ...] = ("negative", "neutral", "positive")
 
 # Bumped when the features change: a cached model trained on other features is retrained.
-FEATURES_VERSION = 1
+FEATURES_VERSION = 2  # 2: the polarity table
 # Reviews can be long; what decides a turn's tone is within its first thousand characters.
 _MAX_CHARS = 1000
 _CUE_CAP = 3.0
+_POLARITY_CAP = 6.0
 _SPACES = re.compile(r"\s+")
 _LATIN_WORD = re.compile(r"[a-z0-9']+")
 _BANGS = re.compile(r"!+")
@@ -86,6 +89,13 @@ def sentiment_features(text: str, lexicon: SentimentLexicon) -> dict[str, float]
         feats = {key: norm for key in grams}
     else:
         feats = {}
+    if lexicon.polarity:
+        table = lexicon.polarity
+        polarity = sum(table.get(key[2:], 0.0) for key in grams if key[0] == "c")
+        if polarity > 0:
+            feats["x:pol_pos"] = min(polarity, _POLARITY_CAP)
+        elif polarity < 0:
+            feats["x:pol_neg"] = min(-polarity, _POLARITY_CAP)
     hits = lexicon.hits(t)
     for key, count in (
         ("x:neg", hits.negative),
@@ -105,7 +115,11 @@ def sentiment_features(text: str, lexicon: SentimentLexicon) -> dict[str, float]
 
 
 class SentimentModel:
-    """A trained linear sentiment model: ``weights[feature][k]`` for class ``classes[k]``."""
+    """A trained linear sentiment model: ``weights[feature][k]`` for class ``classes[k]``.
+
+    ``negative_threshold``: a turn whose P(negative) reaches it is negative even when another
+    class is likelier (a missed unhappy customer costs more than a neutral turn flagged);
+    None: the likeliest class wins."""
 
     def __init__(
         self,
@@ -115,6 +129,7 @@ class SentimentModel:
         bias: Sequence[float],
         lexicon: SentimentLexicon,
         info: Mapping[str, Any] | None = None,
+        negative_threshold: float | None = None,
     ) -> None:
         if len(classes) < 2 or len(bias) != len(classes):
             raise ConfigError("a sentiment model needs two or more classes and one bias each")
@@ -126,6 +141,7 @@ class SentimentModel:
         self.bias = tuple(float(b) for b in bias)
         self.lexicon = lexicon
         self.info = dict(info or {})
+        self.negative_threshold = negative_threshold
         self._neg = self.classes.index("negative") if "negative" in self.classes else None
         self._pos = self.classes.index("positive") if "positive" in self.classes else None
 
@@ -146,6 +162,12 @@ class SentimentModel:
     def predict(self, text: str) -> Sentiment:
         probs = self.probabilities(text)
         best = max(range(len(probs)), key=probs.__getitem__)
+        if (
+            self._neg is not None
+            and self.negative_threshold is not None
+            and probs[self._neg] >= self.negative_threshold
+        ):
+            best = self._neg
         p_neg = probs[self._neg] if self._neg is not None else 0.0
         p_pos = probs[self._pos] if self._pos is not None else 0.0
         label: SentimentLabel = self.classes[best]  # type: ignore[assignment]
