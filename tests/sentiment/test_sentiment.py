@@ -49,6 +49,18 @@ def test_a_lexicon_file_with_a_bad_list_is_refused_naming_it(tmp_path: Path) -> 
         SentimentLexicon.from_yaml(bad)
 
 
+def test_the_polarity_table_is_read_and_summed_over_character_grams(tmp_path: Path) -> None:
+    table = tmp_path / "sentiment_polarity_zh.tsv"
+    table.write_text("# comment\n差评\t-2.0\n好评\t1.5\n 还\t-0.5\n", encoding="utf-8")
+    assert SentimentLexicon.read_polarity(table) == {"差评": -2.0, "好评": 1.5, " 还": -0.5}
+    lexicon = SentimentLexicon.from_folder(tmp_path)
+    assert sentiment_features("给个差评", lexicon)["x:pol_neg"] == 2.0
+    assert sentiment_features("好评好评", lexicon)["x:pol_pos"] == 1.5, "each n-gram once"
+    table.write_text("差评 -2.0\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"sentiment_polarity_zh.tsv:1: expected"):
+        SentimentLexicon.read_polarity(table)
+
+
 def test_features_hold_characters_words_and_capped_cue_counts() -> None:
     feats = sentiment_features("Really annoyed!!! 失望", LEXICON)
     assert "c:失望" in feats and "w:really annoyed" in feats
