@@ -161,3 +161,16 @@ def test_precision_and_recall_on_the_lines_labelled_apart(detector: AlertDetecto
         fn += len(want - got)
     assert len(lines) >= 70 and tp >= 45
     assert tp / (tp + fp) >= 0.9 and tp / (tp + fn) >= 0.9
+
+
+def test_the_alert_bench_scores_both_labelled_sets() -> None:
+    from hermes_desk.bench.sentiment import bench_alerts
+
+    figures = bench_alerts()
+    assert set(figures) == {"dev", "eval"}
+    dev = figures["dev"]
+    assert dev["lines"] >= 70 and dev["precision"] >= 0.9 and dev["recall"] >= 0.9
+    for kind, row in figures["eval"]["per_kind"].items():
+        assert 0 <= row["precision"] <= 1 and 0 <= row["recall"] <= 1, kind
+    wrong = figures["eval"]["misses"]
+    assert all(m["want"] != m["got"] for m in wrong)
