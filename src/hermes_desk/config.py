@@ -127,6 +127,27 @@ class NluSettings(_Section):
     )
 
 
+class SentimentSettings(_Section):
+    enabled: bool = Field(True, description="sentiment on every customer turn")
+    c: float = Field(4.0, gt=0, description="inverse regularisation of the logistic regression")
+    balanced: bool = Field(
+        True, description="weigh classes by inverse frequency (chat turns are mostly neutral)"
+    )
+    negative_threshold: float | None = Field(
+        0.3,
+        ge=0,
+        le=1,
+        description="P(negative) at which a turn is negative even if another class is likelier "
+        "(null: the likeliest class)",
+    )
+    extra_corpus: Path | None = Field(
+        None,
+        description="more labelled JSONL ({text, label} or dialogues) to train on with the "
+        "pack's sentiment.jsonl, e.g. a review corpus you hold; read once, at training time",
+    )
+    extra_limit: int = Field(20_000, ge=1, description="at most this many extra_corpus lines")
+
+
 class BreakerSettings(_Section):
     consecutive_timeouts: int = Field(3, ge=1, description="slow calls in a row that open it")
     slow_call_s: float = Field(3.0, gt=0, description="a call slower than this counts as a timeout")
@@ -292,6 +313,7 @@ class Settings(BaseSettings):
     service: ServiceSettings = ServiceSettings()
     sessions: SessionSettings = SessionSettings()
     nlu: NluSettings = NluSettings()
+    sentiment: SentimentSettings = SentimentSettings()
     tools: ToolSettings = ToolSettings()
     workflows: WorkflowSettings = WorkflowSettings()
     actions: ActionSettings = ActionSettings()

@@ -39,6 +39,12 @@ from hermes_desk.memory import (
 )
 from hermes_desk.nlu import SlotExtractor, TurnReader, load_or_train
 from hermes_desk.packs import Pack, PackLabels, load_labels, load_pack
+from hermes_desk.sentiment import (
+    SentimentLexicon,
+    SentimentModel,
+    load_labelled,
+    load_or_train_sentiment,
+)
 from hermes_desk.sessions import (
     Session,
     SessionManager,
@@ -47,6 +53,7 @@ from hermes_desk.sessions import (
     build_session_store,
 )
 from hermes_desk.storage import SqliteDatabase
+from hermes_desk.supervision import AlertDetector, SupervisorBoard
 from hermes_desk.tools import (
     KnowledgeBase,
     ToolExecutor,
@@ -106,6 +113,8 @@ class Runtime:
     assistant: Assistant
     feedback: SuggestionFeedback
     labels: PackLabels
+    board: SupervisorBoard = field(default_factory=SupervisorBoard)
+    sentiment: SentimentModel | None = None
     mcp: Any = None
     _group: anyio.abc.TaskGroup | None = field(default=None, repr=False)
     _closers: list[Callable[[], Awaitable[Any]]] = field(default_factory=list, repr=False)
@@ -266,6 +275,25 @@ def load_intent_model(pack: Pack, settings: Settings) -> TurnReader:
     return load_or_train(examples, settings.nlu, settings.model_dir, dialogues=dialogues)
 
 
+def load_sentiment_model(pack: Pack, settings: Settings) -> SentimentModel | None:
+    """The pack's sentiment model, trained once from ``sentiment.jsonl`` (and the settings'
+    ``extra_corpus``) with ``sentiment_lexicon.yaml`` and ``sentiment_polarity_zh.tsv``, and
+    cached; None when the pack has no labelled turns or sentiment is switched off."""
+    options = settings.sentiment
+    labelled = pack.optional_file("sentiment.jsonl")
+    if not options.enabled or labelled is None:
+        return None
+    lexicon = SentimentLexicon.from_folder(pack.root)
+    pairs = load_labelled(labelled)
+    if options.extra_corpus is not None:
+        pairs += load_labelled(options.extra_corpus, limit=options.extra_limit)
+    model = load_or_train_sentiment(
+        pairs, lexicon, settings.model_dir, c=options.c, balanced=options.balanced
+    )
+    model.negative_threshold = options.negative_threshold
+    return model
+
+
 def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
     """Load the pack, train or load the intent model, and wire every module."""
     clock = clock or SystemClock()
@@ -275,7 +303,8 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
     pack = load_pack(settings.service.pack, variables=variables)
 
     recent = MemorySink()
-    sink = FanoutSink([recent, TurnCollector(), LoggingSink()])
+    board = SupervisorBoard()
+    sink = FanoutSink([recent, TurnCollector(), LoggingSink(), board])
     database = SqliteDatabase(settings.database_path)
 
     sessions = SessionManager(
@@ -286,6 +315,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         events=sink,
     )
     intents = load_intent_model(pack, settings)
+    sentiment = load_sentiment_model(pack, settings)
     slot_extractor = SlotExtractor(clock)
 
     http = httpx.AsyncClient()
@@ -367,6 +397,8 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         oos_threshold=settings.nlu.oos_threshold,
         max_text_chars=settings.service.max_text_chars,
         model_slots=model_slots,
+        sentiment=sentiment,
+        alerts=AlertDetector(pack.compliance.alerts),
     )
     feedback = SuggestionFeedback(
         build_feedback_store(settings.feedback, data_dir=data_dir),
@@ -399,6 +431,8 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         assistant=assistant,
         feedback=feedback,
         labels=load_labels(pack),
+        board=board,
+        sentiment=sentiment,
     )
     if close_chain is not None:
         runtime._closers.append(close_chain)

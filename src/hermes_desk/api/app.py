@@ -21,6 +21,7 @@ from hermes_desk.api.routes import (
     memory,
     pack,
     sessions,
+    supervisor,
     tools,
     turns,
     workflows,
@@ -60,16 +61,21 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     app.include_router(health.router)
     # Every resource route resolves the caller's tenant first (401 without a valid key when
     # keys are configured); routes take it as ``TenantDep`` (resolved once per request).
-    for module in (sessions, turns, actions, memory, tools, workflows, feedback, pack):
+    for module in (sessions, turns, actions, memory, tools, workflows, feedback, pack, supervisor):
         app.include_router(
             module.router, dependencies=[Depends(get_tenant)], responses=error_responses(401)
         )
     # The session WebSocket checks its key itself (browsers send it as a query parameter);
     # the console page is static and holds no data.
     app.include_router(ws.router)
+    app.include_router(supervisor.page_router)  # before the console's /console/{name}
     app.include_router(console.router)
     app.add_middleware(RequestGuard, max_bytes=settings.service.max_body_bytes)
-    app.add_middleware(RequestTimeLimit, timeout_s=settings.service.request_timeout_s)
+    app.add_middleware(
+        RequestTimeLimit,
+        timeout_s=settings.service.request_timeout_s,
+        streams=(supervisor.EVENTS_PATH,),
+    )
     _contract(app, settings)
     return app
 

@@ -15,6 +15,7 @@ __all__ = [
     "AGENT_ID_PATTERN",
     "TEXT_PATTERN",
     "USER_ID_PATTERN",
+    "AlertOut",
     "ApproveProposal",
     "BreakerOut",
     "ErrorBody",
@@ -25,6 +26,7 @@ __all__ = [
     "ProposalList",
     "ProposalOut",
     "RejectProposal",
+    "SentimentOut",
     "SessionClosed",
     "SessionCreate",
     "SessionOut",
@@ -265,6 +267,26 @@ class SuggestionOut(BaseModel):
     situation: str
 
 
+class SentimentOut(BaseModel):
+    label: Literal["negative", "neutral", "positive"]
+    score: float = Field(
+        ge=-1, le=1, description="P(positive) - P(negative); below 0 leans negative"
+    )
+    confidence: float = Field(ge=0, le=1, description="probability of the label")
+
+
+class AlertOut(BaseModel):
+    kind: str = Field(
+        description="regulator_threat, media_threat, legal_threat, abuse, negative_streak, "
+        "verification_failures, over_promise, full_number, credential_request (pack-defined)"
+    )
+    severity: Literal["info", "warning", "critical"]
+    message: str
+    speaker: Literal["customer", "agent"]
+    turn_index: int = Field(ge=0)
+    rule: str = Field(description="the compliance.yaml rule that fired")
+
+
 class TurnOut(BaseModel):
     """What a turn answers. An agent turn carries only the first three fields' values."""
 
@@ -289,6 +311,10 @@ class TurnOut(BaseModel):
     key_facts: list[dict[str, JsonValue]]
     notes: list[NoteOut]
     events: list[dict[str, JsonValue]]
+    sentiment: SentimentOut | None = Field(
+        description="the customer turn's sentiment; null on agent turns"
+    )
+    alerts: list[AlertOut] = Field(description="alerts this line raised; [] when none")
 
 
 class BreakerOut(BaseModel):

@@ -15,6 +15,8 @@ Server → client::
     {"type": "ready", "session_id", "user_id", "max_message_bytes"}       once, on connect
     {"type": "segment", "seq", "speaker", "text", "final"}                 every accepted segment
     {"type": "assist", "seq", ...TurnOutcome.to_dict()}                    a final customer segment
+    {"type": "alert", "seq", "session_id", "kind", "severity", "message", "speaker",
+     "turn_index", "rule"}                                 each alert of a final segment (either)
     {"type": "proposal", "seq", "proposal": {...}}                         a decision's outcome
     {"type": "proposals", "proposals": [...]}                              then the session's all
     {"type": "error", "error": {"code", "message", "problems"?}, "seq"?}   a refused message
@@ -23,7 +25,9 @@ Server → client::
 
 Partial segments (speech recognition still listening) are echoed for the live transcript and run
 nothing. Final segments are recorded in order: a customer's runs the turn pipeline exactly as
-``POST /v1/sessions/{id}/turns`` does, an agent's is appended to the transcript. A bad message
+``POST /v1/sessions/{id}/turns`` does, an agent's is appended to the transcript and checked for
+compliance slips. Alerts of either (also in the assist frame's ``alerts``) follow as ``alert``
+frames. A bad message
 gets an error and changes nothing; the socket stays open. Frames are parsed by the same checker
 as REST bodies (:mod:`hermes_desk.api.payload`): malformed JSON, lone surrogates and nesting
 deeper than :data:`~hermes_desk.api.payload.MAX_DEPTH` are refused before anything runs. Every
@@ -204,6 +208,16 @@ class SessionHub:
     async def publish(self, session_id: str, payload: Mapping[str, Any]) -> None:
         for peer in list(self._peers.get(session_id, ())):
             await peer.send(payload)
+
+    async def publish_alerts(
+        self, session_id: str, alerts: list[dict[str, Any]], *, seq: int | None = None
+    ) -> None:
+        """One ``alert`` frame per alert of a turn (customer or agent line)."""
+        for alert in alerts:
+            frame: dict[str, Any] = {"type": "alert", "session_id": session_id, **alert}
+            if seq is not None:
+                frame["seq"] = seq
+            await self.publish(session_id, frame)
 
     async def close_all(self, session_id: str, code: int, payload: Mapping[str, Any]) -> None:
         """Send ``payload`` to every socket on the session and close them with ``code``, all at
@@ -429,6 +443,7 @@ async def _run_turns(
                 view = outcome.to_dict()
                 await runtime.feedback.shown(tenant, view)
                 await hub.publish(session_id, {"type": "assist", "seq": seq, **view})
+            await hub.publish_alerts(session_id, outcome.alerts, seq=seq)
 
 
 async def _decide(

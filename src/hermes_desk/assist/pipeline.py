@@ -40,7 +40,9 @@ from hermes_desk.llm.slots import ModelSlotChannel
 from hermes_desk.memory import MemoryService
 from hermes_desk.nlu import SlotExtractor, TurnReader
 from hermes_desk.packs import Pack
+from hermes_desk.sentiment import SentimentModel
 from hermes_desk.sessions import Session, SessionManager, Turn
+from hermes_desk.supervision import Alert, AlertDetector, verification_failures
 from hermes_desk.tools import ToolExecutor, ToolResult
 from hermes_desk.workflows import WorkflowService, WorkflowView
 
@@ -80,8 +82,13 @@ class Assistant:
         oos_threshold: float,
         max_text_chars: int,
         model_slots: ModelSlotChannel | None = None,
+        sentiment: SentimentModel | None = None,
+        alerts: AlertDetector | None = None,
     ) -> None:
         self.pack = pack
+        self.workflows = workflows
+        self.sentiment = sentiment
+        self.alerts = alerts if alerts is not None else AlertDetector(pack.compliance.alerts)
         self.sessions = sessions
         self.tools = tools
         self.memory = memory
@@ -122,8 +129,7 @@ class Assistant:
         started = self.clock.now()
         turn_index = len(session.turns)
         if speaker == "agent":
-            await self.sessions.append_turn(tenant, user, session_id, Turn("agent", text))
-            return TurnOutcome(session.id, turn_index, speaker)
+            return await self._agent_turn(session, text, turn_index)
 
         reading = await self.reader.read(session, text)
         specs = {spec.name: spec for spec in self.tools.registry.specs()}
@@ -131,13 +137,23 @@ class Assistant:
         plan = conversation_plan(
             reading, self.pack.acts, lambda part: self.memory.extract(part, intent=intent)
         ) or decide(reading, self.pack, specs, user=user)
-        meta = {"intent": intent, "slots": reading.found, "language": reading.language}
+        sentiment = self.sentiment.predict(text).to_dict() if self.sentiment else None
+        meta: dict[str, Any] = {
+            "intent": intent,
+            "slots": reading.found,
+            "language": reading.language,
+        }
+        if sentiment is not None:
+            meta["sentiment"] = {"label": sentiment["label"], "score": sentiment["score"]}
         user_turn = Turn("user", text, meta=meta)
+        earlier = [t for t in session.turns if t.role == "user"]
         session.turns.append(user_turn)
         acting = await self.actor.act(plan, reading, session, turn_index)
         remembered = await self._remember(session, reading)
         suggestion = await self.suggester.suggest(reading, plan, acting, remembered, session)
+        alerts = self._customer_alerts(text, turn_index, earlier, user_turn, acting)
         await self._persist(session, user_turn, reading, acting, suggestion, turn_index)
+        self._supervise(session, "customer", turn_index, sentiment, alerts)
         self.sink.emit(
             Event(
                 "turn.handled",
@@ -152,10 +168,85 @@ class Assistant:
                     "workflow": acting.workflow.status if acting.workflow else None,
                     "suggestion_source": suggestion.source,
                     "compliant": suggestion.compliant,
+                    "sentiment": sentiment["label"] if sentiment else None,
+                    "alerts": [a.kind for a in alerts],
                 },
             )
         )
-        return _outcome(session, turn_index, reading, plan, acting, remembered, suggestion, started)
+        outcome = _outcome(
+            session, turn_index, reading, plan, acting, remembered, suggestion, started
+        )
+        outcome.sentiment = sentiment
+        outcome.alerts = [a.to_dict() for a in alerts]
+        return outcome
+
+    async def _agent_turn(self, session: Session, text: str, turn_index: int) -> TurnOutcome:
+        """The agent's own line joins the transcript and is checked for compliance slips;
+        asking for the input the session's workflow waits for (the SMS code) is the step."""
+        waiting = await self.workflows.find_waiting(session.id) if self.workflows else None
+        alerts = self.alerts.agent_line(
+            text, turn_index, waiting_for=waiting.waiting_for if waiting else None
+        )
+        meta = {"alerts": [a.kind for a in alerts]} if alerts else None
+        await self.sessions.append_turn(
+            session.tenant, session.user, session.id, Turn("agent", text, meta=meta)
+        )
+        self._supervise(session, "agent", turn_index, None, alerts)
+        outcome = TurnOutcome(session.id, turn_index, "agent")
+        outcome.alerts = [a.to_dict() for a in alerts]
+        return outcome
+
+    def _customer_alerts(
+        self,
+        text: str,
+        turn_index: int,
+        earlier: Sequence[Turn],
+        turn: Turn,
+        acting: Acting,
+    ) -> list[Alert]:
+        """Threats and abuse in the line, a run of negative turns, repeated rejected codes."""
+        alerts = self.alerts.customer_line(text, turn_index)
+        labels = [_meta(t, "sentiment").get("label", "") for t in earlier]
+        if turn.meta and "sentiment" in turn.meta:
+            labels.append(turn.meta["sentiment"]["label"])
+            streak = self.alerts.negative_streak(labels, turn_index)
+            if streak is not None:
+                alerts.append(streak)
+        counts: dict[str, int] = {}
+        for previous in earlier:
+            counts.update(_meta(previous, "verification"))
+        before = sum(counts.values())
+        if acting.workflow is not None:
+            failures = verification_failures(acting.workflow.steps)
+            if failures:
+                counts[acting.workflow.id] = failures
+                turn.meta = {**(turn.meta or {}), "verification": {acting.workflow.id: failures}}
+        failed = self.alerts.verification(before, sum(counts.values()), turn_index)
+        if failed is not None:
+            alerts.append(failed)
+        return alerts
+
+    def _supervise(
+        self,
+        session: Session,
+        speaker: Speaker,
+        turn_index: int,
+        sentiment: dict[str, Any] | None,
+        alerts: Sequence[Alert],
+    ) -> None:
+        """Tell the supervisor's board (and the logs) about the turn and its alerts."""
+        now = self.clock.now()
+        base = {"tenant": session.tenant, "turn_index": turn_index, "speaker": speaker}
+        self.sink.emit(Event("supervisor.turn", session.id, now, {**base, "sentiment": sentiment}))
+        for alert in alerts:
+            self.sink.emit(
+                Event(
+                    "alert.raised",
+                    session.id,
+                    now,
+                    {"tenant": session.tenant, "alert": alert.to_dict()},
+                )
+            )
 
     def _explain(self, proposal: Proposal, language: str) -> str:
         """What a proposal will do, in ``language`` (its tool's ``explain``)."""
@@ -251,6 +342,11 @@ def _outcome(
     outcome.key_facts = remembered.key_facts
     outcome.notes = remembered.notes
     return outcome
+
+
+def _meta(turn: Turn, key: str) -> dict[str, Any]:
+    value = (turn.meta or {}).get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def _keep_short_term(session: Session, candidates: Sequence[Any]) -> None:

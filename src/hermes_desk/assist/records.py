@@ -156,6 +156,8 @@ class TurnOutcome:
     key_facts: list[dict[str, Any]] = field(default_factory=list)
     notes: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
+    sentiment: dict[str, Any] | None = None
+    alerts: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -174,4 +176,6 @@ class TurnOutcome:
             "key_facts": self.key_facts,
             "notes": self.notes,
             "events": self.events,
+            "sentiment": self.sentiment,
+            "alerts": self.alerts,
         }

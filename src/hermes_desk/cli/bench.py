@@ -198,6 +198,28 @@ def llm(
 
 
 @app.command()
+def sentiment(
+    data_dir: Annotated[
+        Path, typer.Option(help="folder with sentiment_zh/ (train/test JSONL)")
+    ] = Path("../shared/data"),
+    reviews: Annotated[bool, typer.Option(help="include the sentiment_zh reviews")] = True,
+    combined: Annotated[
+        bool, typer.Option(help="also train on pack turns + reviews (sentiment.extra_corpus)")
+    ] = False,
+    rounds: Annotated[int, typer.Option(help="latency rounds over the held-out turns")] = 20,
+    out: OutOption = None,
+) -> None:
+    """Sentiment accuracy (pack turns, sentiment_zh reviews), latency, alert precision/recall."""
+    from hermes_desk.bench.sentiment import run
+
+    if reviews and not (data_dir / "sentiment_zh").is_dir():
+        raise typer.BadParameter(f"no sentiment_zh/ under {data_dir}", param_hint="--data-dir")
+    machine = _machine()
+    figures = run(data_dir, reviews=reviews, combined=combined, rounds=rounds)
+    _emit("sentiment", figures, out, machine)
+
+
+@app.command()
 def nlu(
     kind: Annotated[
         list[str] | None, typer.Option("--kind", help="classifier kinds (repeat); default: all")

@@ -73,7 +73,15 @@ def serve(
 
     def run() -> None:
         typer.echo(f"Hermes Desk on http://{bind_host}:{bind_port} (docs at /docs)")
-        uvicorn.run(create_app(settings), host=bind_host, port=bind_port, log_level="info")
+        # Event streams (the supervisor feed) stay open: on shutdown, requests get as long as
+        # their time limit to finish, then the rest are closed.
+        uvicorn.run(
+            create_app(settings),
+            host=bind_host,
+            port=bind_port,
+            log_level="info",
+            timeout_graceful_shutdown=max(1, int(settings.service.request_timeout_s)),
+        )
 
     try:
         with stop_on_signals():
