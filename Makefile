@@ -5,12 +5,12 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve test lint typecheck check bench clean
+.PHONY: install serve test lint typecheck check bench load clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -e '.[all,dev]'
+	$(PIP) install --quiet -e '.[all,dev,load]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -33,6 +33,10 @@ test: $(STAMP)
 	$(PY) -m pytest -q
 
 check: lint typecheck test
+
+# A contact center's load on one worker (embedded defaults): LOAD_ARGS='--workers 3 --stores shared'
+load: $(STAMP)
+	$(VENV)/bin/hermes-desk bench load $(LOAD_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
