@@ -40,10 +40,12 @@ __all__ = [
     "LoadStep",
     "check_transcripts",
     "ledger_records",
+    "locust_totals",
     "percentile",
     "profile_top",
     "run_load",
     "run_locust",
+    "start_locust",
     "writes_executed",
 ]
 
@@ -127,7 +129,7 @@ def writes_executed(log: Iterable[Mapping[str, Any]]) -> collections.Counter[tup
     )
 
 
-def run_locust(
+def start_locust(
     url: str,
     step: LoadStep,
     workdir: Path,
@@ -140,8 +142,8 @@ def run_locust(
     conversations: int,
     seed: int,
     tag: str,
-) -> tuple[Path, dict[str, Any]]:
-    """Run Locust headless for one step; the step's ledger and Locust's own totals."""
+) -> tuple[subprocess.Popen[bytes], Path, Path]:
+    """Start Locust headless for one step: the process, the step's ledger, the CSV prefix."""
     ledger = workdir / f"ledger-{tag}.jsonl"
     ledger.unlink(missing_ok=True)
     prefix = workdir / f"locust-{tag}"
@@ -164,11 +166,21 @@ def run_locust(
         "--stop-timeout", str(STOP_TIMEOUT_S), "--loglevel", "WARNING", "--exit-code-on-error", "0",
     ]  # fmt: skip
     with (workdir / f"locust-{tag}.log").open("ab") as log:
-        subprocess.run(argv, env=env, stdout=log, stderr=log, check=False, cwd=workdir)
-    return ledger, _locust_totals(Path(f"{prefix}_stats.csv"), Path(f"{prefix}_failures.csv"))
+        proc = subprocess.Popen(argv, env=env, stdout=log, stderr=log, cwd=workdir)
+    return proc, ledger, prefix
 
 
-def _locust_totals(stats: Path, failures: Path) -> dict[str, Any]:
+def run_locust(url: str, step: LoadStep, workdir: Path, **kw: Any) -> tuple[Path, dict[str, Any]]:
+    """Run Locust headless for one step (see :func:`start_locust`); the step's ledger and
+    Locust's own totals."""
+    proc, ledger, prefix = start_locust(url, step, workdir, **kw)
+    proc.wait()
+    return ledger, locust_totals(prefix)
+
+
+def locust_totals(prefix: Path) -> dict[str, Any]:
+    """Requests and failures per name from Locust's CSV files."""
+    stats, failures = Path(f"{prefix}_stats.csv"), Path(f"{prefix}_failures.csv")
     totals: dict[str, Any] = {"requests": 0, "failures": 0, "by_name": {}, "failure_examples": []}
     if stats.exists():
         with stats.open(encoding="utf-8") as handle:
@@ -298,6 +310,7 @@ def run_load(
     try:
         progress(f"starting {workers} worker(s), stores {stores}, in {work}")
         cluster.start(active=steps[0].workers)
+        _settle(cluster)
         for number, step in enumerate(steps):
             if cluster.balancer is not None:
                 cluster.balancer.reconfigure([w.port for w in cluster.workers[: step.workers]])
@@ -393,6 +406,8 @@ def _run_step(
         "lost_examples": problems[:5],
         "worker_cpu_s": round(cpu, 2),
         "cpu_ms_per_turn": round(cpu / turns * 1000, 2) if turns else None,
+        # open, close, transcript checks, approvals, workflow looks, WebSocket connects
+        "requests_per_turn": round(totals["requests"] / turns, 2) if turns else None,
         "worker_cores_used": round(cpu / max(ended - started, 1e-9), 2),
         "worker_rss_mib": {i: round(v / 2**20, 1) for i, v in rss_after.items()},
         "worker_rss_growth_mib": round(
@@ -402,6 +417,19 @@ def _run_step(
         "loadavg_1m": [round(load_before[0], 2), round(load_after[0], 2)],
         "profile": profiled,
     }
+
+
+def _settle(cluster: Cluster, quiet_cpu_s: float = 0.05, limit_s: float = 30.0) -> None:
+    """Wait until the workers are idle (start-up work such as loading jieba's dictionary is
+    done), so a step's CPU and profile hold the load's work only."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        before = sum(cpu_seconds(w.pid) for w in cluster.workers)
+        time.sleep(1.0)
+        if sum(cpu_seconds(w.pid) for w in cluster.workers) - before < quiet_cpu_s * len(
+            cluster.workers
+        ):
+            return
 
 
 def _brief(step: Mapping[str, Any]) -> dict[str, Any]:

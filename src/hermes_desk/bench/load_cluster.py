@@ -328,6 +328,8 @@ class PrivatePostgres:
         self.port = port or free_port()
         self.bin = _pg_bin()
         self.prefix: list[str] = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        if self.prefix:  # the postgres user must reach its folder inside the run's
+            workdir.chmod(0o755)
 
     @property
     def dsn(self) -> str:

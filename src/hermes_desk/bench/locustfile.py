@@ -154,6 +154,7 @@ class Conversation:
         self.ws: WebSocket | None = None
         self.seq = 0
         self.final_ms = 0.0
+        self.opened_at = 0.0
         self.workflow: dict[str, Any] = {}
 
     # -- the customer's side -------------------------------------------------------------
@@ -183,6 +184,7 @@ class Conversation:
             "POST", "/v1/sessions", "open", json={"user_id": self.user, "resume": False}
         )
         self.session_id = opened["session_id"]
+        self.opened_at = time.time()
         ledger.write("open", session=self.session_id, user=self.user, conv=self.kind)
         try:
             if self.transport == "ws":
@@ -216,13 +218,31 @@ class Conversation:
         for text in self.script():
             gevent_sleep(_draw(self.rng, shared().think))
             if text == CODE:
-                outbox = self.agent.client.get(
-                    f"{shared().backend}/sms/outbox/{self.customer['phone']}", name="outbox"
-                )
-                text = f"验证码是{outbox.json()['code']}"
+                text = f"验证码是{self._sms_code()}"
             answer = self._turn(text)
             if answer is not None:
                 self._after(answer)
+
+    def _sms_code(self) -> str:
+        """The code on the customer's phone: the latest text sent after the reset began (the
+        SMS may land after the turn's answer; an older text is a previous reset's)."""
+        deadline = time.monotonic() + 15
+        code = ""
+        while time.monotonic() < deadline:
+            with self.agent.client.get(
+                f"{shared().backend}/sms/outbox/{self.customer['phone']}", name="outbox",
+                catch_response=True,
+            ) as response:  # fmt: skip
+                if response.status_code == 200:
+                    response.success()
+                    outbox = response.json()
+                    code = str(outbox["code"])
+                    if outbox["sent_at"] >= self.opened_at:
+                        return code
+                else:
+                    response.success()  # nothing sent yet is not a failure of the service
+            gevent_sleep(0.2)
+        return code
 
     def _after(self, answer: dict[str, Any]) -> None:
         """The agent approves what the turn proposed, after reading it."""

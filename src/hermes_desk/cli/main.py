@@ -73,7 +73,13 @@ def serve(
 
     def run() -> None:
         typer.echo(f"Hermes Desk on http://{bind_host}:{bind_port} (docs at /docs)")
-        uvicorn.run(create_app(settings), host=bind_host, port=bind_port, log_level="info")
+        uvicorn.run(
+            create_app(settings),
+            host=bind_host,
+            port=bind_port,
+            log_level="info",
+            access_log=settings.service.access_log,
+        )
 
     try:
         with stop_on_signals():
