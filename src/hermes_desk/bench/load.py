@@ -88,7 +88,7 @@ def profile_top(path: Path, n: int = 15) -> dict[str, list[tuple[str, float]]]:
 
     def top(counter: collections.Counter[str]) -> list[tuple[str, float]]:
         # Frames under which nearly everything runs (the event loop, the CLI) say nothing.
-        telling = [(k, c) for k, c in counter.most_common() if c < 0.9 * samples]
+        telling = [(k, c) for k, c in counter.most_common() if c < 0.97 * samples]
         return [(name, round(100 * c / max(samples, 1), 1)) for name, c in telling[:n]]
 
     return {"samples": [("all", float(samples))], "self": top(own), "total": top(under)}

@@ -22,7 +22,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import httpx
 
@@ -143,12 +143,12 @@ class Backend:
     def start(self, latency_ms: Mapping[str, int] = BACKEND_LATENCY_MS) -> None:
         data_file = self.workdir / "backend-data.json"
         data_file.write_text(json.dumps(self.data, ensure_ascii=False), encoding="utf-8")
-        log = (self.workdir / "backend.log").open("ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "demo_backend", "--port", str(self.port), "--seed", "7",
-             "--data", str(data_file)],
-            stdout=log, stderr=log, cwd=ROOT,
-        )  # fmt: skip
+        with (self.workdir / "backend.log").open("ab") as log:  # the child keeps its own copy
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "demo_backend", "--port", str(self.port), "--seed", "7",
+                 "--data", str(data_file)],
+                stdout=log, stderr=log, cwd=ROOT,
+            )  # fmt: skip
         _wait_http(self.url + "/health", self.proc)
         self.set_latency(latency_ms)
 
@@ -186,11 +186,11 @@ class Worker:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, *, wait: bool = True) -> None:
-        log = (self.workdir / f"worker-{self.index}.log").open("ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "hermes_desk", "serve", "--port", str(self.port)],
-            stdout=log, stderr=log, cwd=self.workdir, env={**os.environ, **self.env},
-        )  # fmt: skip
+        with (self.workdir / f"worker-{self.index}.log").open("ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "hermes_desk", "serve", "--port", str(self.port)],
+                stdout=log, stderr=log, cwd=self.workdir, env={**os.environ, **self.env},
+            )  # fmt: skip
         if wait:
             self.wait_up()
 
@@ -256,10 +256,10 @@ class LoadBalancer:
 
     def start(self, upstreams: Sequence[int]) -> None:
         main = self.render(upstreams)
-        log = (self.root / "logs" / "stdout.log").open("ab")
-        self.proc = subprocess.Popen(
-            [self.binary, "-p", str(self.root), "-c", str(main)], stdout=log, stderr=log
-        )
+        with (self.root / "logs" / "stdout.log").open("ab") as log:
+            self.proc = subprocess.Popen(
+                [self.binary, "-p", str(self.root), "-c", str(main)], stdout=log, stderr=log
+            )
         _wait_http(self.url + "/healthz", self.proc)
 
     def reconfigure(self, upstreams: Sequence[int]) -> None:
@@ -288,12 +288,12 @@ class PrivateRedis:
         return f"redis://127.0.0.1:{self.port}/{db}"
 
     def start(self) -> None:
-        log = (self.dir / "redis.log").open("ab")
-        self.proc = subprocess.Popen(
-            ["redis-server", str(DEPLOY / "redis.conf"), "--port", str(self.port),
-             "--bind", "127.0.0.1", "--dir", str(self.dir), "--daemonize", "no"],
-            stdout=log, stderr=log,
-        )  # fmt: skip
+        with (self.dir / "redis.log").open("ab") as log:
+            self.proc = subprocess.Popen(
+                ["redis-server", str(DEPLOY / "redis.conf"), "--port", str(self.port),
+                 "--bind", "127.0.0.1", "--dir", str(self.dir), "--daemonize", "no"],
+                stdout=log, stderr=log,
+            )  # fmt: skip
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             probe = subprocess.run(
@@ -395,7 +395,6 @@ class Cluster:
     redis: PrivateRedis | None = None
     postgres: PrivatePostgres | None = None
     customers: list[dict[str, Any]] = field(default_factory=list)
-    _logs: list[IO[bytes]] = field(default_factory=list)
 
     @property
     def url(self) -> str:

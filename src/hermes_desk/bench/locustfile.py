@@ -200,9 +200,11 @@ class Conversation:
         finally:
             if self.ws is not None:
                 self.ws.close()
+        # A 404 here is a close whose answer was lost (a worker died after closing) retried.
         self.agent.call(
-            "DELETE", f"/v1/sessions/{self.session_id}", "close", params={"user_id": self.user}
-        )
+            "DELETE", f"/v1/sessions/{self.session_id}", "close",
+            params={"user_id": self.user}, allow={404},
+        )  # fmt: skip
         ledger.write(
             "closed",
             session=self.session_id,
@@ -212,6 +214,7 @@ class Conversation:
             turns=len(self.acked),
             upstreams=sorted(self.upstreams),
             reset=self.workflow.get("status") if self.kind == "password_reset" else None,
+            waiting_for=self.workflow.get("waiting_for"),
         )
 
     def _talk(self) -> None:
@@ -247,7 +250,9 @@ class Conversation:
     def _after(self, answer: dict[str, Any]) -> None:
         """The agent approves what the turn proposed, after reading it."""
         workflow = answer.get("workflow") or {}
-        if workflow.get("name") == "password_reset":
+        # The reset this conversation began is the one followed (a later turn read as another
+        # reset starts a workflow of its own).
+        if workflow.get("name") == "password_reset" and not self.workflow.get("id"):
             self.workflow = workflow
         for proposal in answer.get("proposals") or []:
             if proposal.get("status") == "proposed":
@@ -494,6 +499,7 @@ class Agent(FastHttpUser):
         for _ in range(RETRIES):
             with self.client.request(method, path, name=name, catch_response=True, **kw) as resp:
                 if resp.status_code < 400 or (allow and resp.status_code in allow):
+                    resp.success()
                     body: dict[str, Any] = resp.json() if resp.text else {}
                     return body
                 resp.failure(f"{resp.status_code}: {(resp.text or '')[:200]}")
