@@ -235,11 +235,7 @@ class LoadBalancer:
         (self.root / "logs").mkdir(parents=True, exist_ok=True)
         site = (DEPLOY / "nginx.conf").read_text(encoding="utf-8")
         servers = "".join(f"    server 127.0.0.1:{port} max_fails=0;\n" for port in upstreams)
-        site = re.sub(
-            r"(upstream hermes_desk \{\n)(?:.*\n)*?(    keepalive)",
-            lambda m: m.group(1) + servers + m.group(2),
-            site,
-        )
+        site = re.sub(r"(?:    server 127\.0\.0\.1:\d+[^\n]*\n)+", lambda m: servers, site)
         site = re.sub(r"listen 127\.0\.0\.1:8000;", f"listen 127.0.0.1:{self.port};", site)
         (self.root / "hermes-desk.conf").write_text(site, encoding="utf-8")
         main = self.root / "nginx.conf"
