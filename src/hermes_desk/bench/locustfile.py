@@ -39,7 +39,7 @@ import gevent.lock
 from locust import FastHttpUser, between, events, task
 from locust.env import Environment
 from locust.exception import StopUser
-from websocket import WebSocket, create_connection
+from websocket import WebSocket, WebSocketException, create_connection
 
 __all__ = ["Agent", "Conversation", "Ledger"]
 
@@ -337,7 +337,7 @@ class Conversation:
         if self.ws is not None:
             try:
                 return self._ws_approve(proposal_id)
-            except (OSError, ValueError):
+            except (OSError, ValueError, WebSocketException):
                 self._connect()
         try:
             return self.agent.call(
@@ -391,7 +391,7 @@ class Conversation:
             ready = json.loads(ws.recv())
             if ready.get("type") != "ready":
                 raise ValueError(f"not ready: {ready}")
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, WebSocketException) as exc:
             self._fire("WS", "connect", started, exc)
             self.ws = None
             return
@@ -431,7 +431,7 @@ class Conversation:
                     return answer
                 if frame["type"] == "error":
                     raise ValueError(f"error frame: {frame['error']}")
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, WebSocketException) as exc:
             self._fire("WS", name, time.perf_counter(), exc)
             self._failed(name, 0, repr(exc))
             self.ws = None
@@ -491,6 +491,12 @@ class Agent(FastHttpUser):
             conversation.run()
         except (TurnFailed, CallFailed) as exc:
             state.ledger.write("abandoned", session=conversation.session_id, error=str(exc))
+        except Exception as exc:  # the harness's own slip: a failure in the figures, not a log
+            state.ledger.write("abandoned", session=conversation.session_id, error=repr(exc))
+            events.request.fire(  # type: ignore[no-untyped-call]
+                request_type="CONVERSATION", name=kind, response_time=0, response_length=0,
+                exception=exc, context={},
+            )  # fmt: skip
 
     def call(
         self, method: str, path: str, name: str, *, allow: set[int] | None = None, **kw: Any
