@@ -9,12 +9,12 @@ AXE_VERSION := 4.14.1
 AXE_DIR     := .tools/axe
 AXE_STAMP   := $(AXE_DIR)/.axe-core-$(AXE_VERSION)
 
-.PHONY: install serve test lint typecheck check bench clean axe
+.PHONY: install serve test lint typecheck check bench load clean axe
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -e '.[all,dev]'
+	$(PIP) install --quiet -e '.[all,dev,load]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -45,6 +45,10 @@ test: $(STAMP) $(AXE_STAMP)
 	$(PY) -m pytest -q
 
 check: lint typecheck test
+
+# A contact center's load on one worker (embedded defaults): LOAD_ARGS='--workers 3 --stores shared'
+load: $(STAMP)
+	$(VENV)/bin/hermes-desk bench load $(LOAD_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .tools test-artifacts

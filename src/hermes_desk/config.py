@@ -72,6 +72,11 @@ class ServiceSettings(_Section):
     request_timeout_s: float = Field(30.0, gt=0, description="global per-request limit (W7)")
     max_body_bytes: int = Field(64 * 1024, gt=0, description="larger request bodies get 413")
     max_text_chars: int = Field(2_000, gt=0, description="longest utterance accepted")
+    access_log: bool = Field(
+        False,
+        description="one log line per request (uvicorn's access log); off by default: it costs "
+        "CPU on every request, and a load balancer in front logs them anyway",
+    )
     api_keys: dict[str, str] = Field(
         default_factory=dict,
         description=f"API key (≥ {MIN_API_KEY_CHARS} characters) → tenant; empty = no auth, "

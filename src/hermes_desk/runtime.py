@@ -146,6 +146,9 @@ class Runtime:
         self._group.start_soon(scheduler.run_forever)
         self._group.start_soon(self._decay_sweeper)
         self._group.start_soon(self.actions.run_expiry)
+        # jieba loads its dictionary on first use (about a second of CPU): pay it now, beside
+        # the start, rather than in the first customer's turn.
+        self._group.start_soon(anyio.to_thread.run_sync, _warm_tokenizer)
         if self.mcp is not None:
             self._group.start_soon(self._mcp_retry, self.mcp)
         resumed = await self.workflows.recover()
@@ -218,6 +221,15 @@ class Runtime:
         await self.http.aclose()
         self.kb.close()
         self.database.close()
+
+
+def _warm_tokenizer() -> None:
+    import logging
+
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    jieba.initialize()
 
 
 def _model_side(

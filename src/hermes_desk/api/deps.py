@@ -38,16 +38,18 @@ _BEARER = HTTPBearer(
 )
 
 
-def get_runtime(request: Request) -> Runtime:
+# Dependencies are ``async def``: FastAPI runs a plain ``def`` dependency in the worker-thread
+# pool, a thread hand-off per dependency per request for a dictionary look-up.
+async def get_runtime(request: Request) -> Runtime:
     return cast(Runtime, request.app.state.runtime)
 
 
-def get_tenant(
+async def get_tenant(
     request: Request,
     _key: Annotated[str | None, Security(_API_KEY)] = None,
     _bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_BEARER)] = None,
 ) -> str:
-    runtime = get_runtime(request)
+    runtime = cast(Runtime, request.app.state.runtime)
     tenant = tenant_for(request, runtime.settings.service.api_keys)
     request.state.tenant = tenant
     return tenant

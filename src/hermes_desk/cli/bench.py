@@ -242,3 +242,87 @@ def nlu(
     machine = _machine()
     figures = run(kinds, data_dir, include_public=public, min_in_scope=min_in_scope)
     _emit("nlu", figures, out, machine)
+
+
+def _numbers(text: str, name: str) -> list[float]:
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise typer.BadParameter(f"{text!r} is not a comma-separated list of numbers") from exc
+    if not values or any(v < 0 for v in values):
+        raise typer.BadParameter(f"{text!r}: give one or more numbers ≥ 0", param_hint=name)
+    return values
+
+
+@app.command()
+def load(
+    users: Annotated[
+        str, typer.Option(help="simulated agents; several (50,100,200) run one step each")
+    ] = "50",
+    duration: Annotated[float, typer.Option(help="seconds per step")] = 60.0,
+    workers: Annotated[
+        str,
+        typer.Option(help="serve workers; several (1,2,3) run one step each behind nginx"),
+    ] = "1",
+    stores: Annotated[
+        str, typer.Option(help="embedded (SQLite, one worker) or shared (Redis + PostgreSQL)")
+    ] = "embedded",
+    think: Annotated[str, typer.Option(help="customer think time 'mean,sd' in seconds")] = "3,1",
+    approve: Annotated[str, typer.Option(help="agent's think time before an approval")] = "2,0.5",
+    ws_share: Annotated[float, typer.Option(help="share of conversations over WebSocket")] = 0.5,
+    conversations: Annotated[
+        int, typer.Option(help="at most this many conversations per step (0: no limit)")
+    ] = 0,
+    customers: Annotated[int, typer.Option(help="customers in the demo backend's data")] = 300,
+    redis_url: Annotated[
+        str | None, typer.Option(help="Redis for --stores shared (default: a private one)")
+    ] = None,
+    postgres_dsn: Annotated[
+        str | None, typer.Option(help="PostgreSQL for memory with --stores shared")
+    ] = None,
+    model_dir: Annotated[
+        Path | None, typer.Option(help="trained intent models to reuse (HERMES_NLU__MODEL_DIR)")
+    ] = None,
+    workdir: Annotated[Path | None, typer.Option(help="folder for data, logs, ledgers")] = None,
+    profile: Annotated[
+        bool, typer.Option("--profile", help="py-spy the first worker through each step")
+    ] = False,
+    out: OutOption = None,
+) -> None:
+    """A contact center's load: Locust agents holding whole conversations (the article's mix),
+    over HTTP and the session WebSocket, against 1..N workers; lost turns and twice-run writes
+    are checked at the end."""
+    from hermes_desk.bench.load import LoadStep, run_load
+
+    if stores not in ("embedded", "shared"):
+        raise typer.BadParameter("stores must be embedded or shared", param_hint="--stores")
+    counts = [int(v) for v in _numbers(users, "--users")]
+    pool = [int(v) for v in _numbers(workers, "--workers")]
+    think_pair = [*_numbers(think, "--think"), 0.0]
+    approve_pair = [*_numbers(approve, "--approve"), 0.0]
+    if len(pool) > 1:
+        steps = [LoadStep(counts[0], duration, n) for n in pool]
+    else:
+        steps = [LoadStep(n, duration, pool[0]) for n in counts]
+    machine = _machine()
+    env_model_dir = os.environ.get("HERMES_NLU__MODEL_DIR")
+    figures = run_load(
+        steps=steps,
+        stores=stores,
+        workers=max(pool),
+        think=(think_pair[0], think_pair[1]),
+        approve_think=(approve_pair[0], approve_pair[1]),
+        ws_share=ws_share,
+        conversations=conversations,
+        customers=customers,
+        redis_url=redis_url,
+        postgres_dsn=postgres_dsn,
+        balancer=True if len(pool) > 1 or max(pool) > 1 else None,
+        model_dir=model_dir or (Path(env_model_dir) if env_model_dir else None),
+        workdir=workdir,
+        profile=profile,
+        progress=lambda line: typer.echo(line, err=True),
+    )
+    _emit("load", figures, out, machine)
+    if figures["lost_turns"] or figures["writes_executed_twice"]:
+        raise typer.Exit(1)

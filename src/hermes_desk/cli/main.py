@@ -81,6 +81,7 @@ def serve(
             port=bind_port,
             log_level="info",
             timeout_graceful_shutdown=max(1, int(settings.service.request_timeout_s)),
+            access_log=settings.service.access_log,
         )
 
     try:
