@@ -28,6 +28,7 @@ from hermes_desk.llm.messages import ResponderInput
 from hermes_desk.llm.offline import OfflineResponder
 from hermes_desk.llm.slots import ModelSlotChannel
 from hermes_desk.llm.usage import UsageLedger
+from hermes_desk.masking import Masking
 from hermes_desk.memory import (
     HttpSupportsVerifier,
     KeyFactFilter,
@@ -46,6 +47,7 @@ from hermes_desk.sessions import (
     build_session_store,
 )
 from hermes_desk.storage import SqliteDatabase
+from hermes_desk.summary import SqliteSummaryStore, SummaryService, SummaryWriter
 from hermes_desk.tools import (
     KnowledgeBase,
     ToolExecutor,
@@ -103,6 +105,8 @@ class Runtime:
     usage: UsageLedger
     actions: ActionService
     assistant: Assistant
+    masking: Masking = field(default_factory=Masking)
+    summaries: SummaryService | None = None
     mcp: Any = None
     _group: anyio.abc.TaskGroup | None = field(default=None, repr=False)
     _closers: list[Callable[[], Awaitable[Any]]] = field(default_factory=list, repr=False)
@@ -213,12 +217,12 @@ def _model_side(
     sink: FanoutSink,
     clock: Clock,
     usage: UsageLedger,
-) -> tuple[Responder, ModelSlotChannel | None, Callable[[], Awaitable[Any]] | None]:
+) -> tuple[Responder, ModelSlotChannel | None, Callable[[], Awaitable[Any]] | None, SummaryWriter]:
     """Offline only (the default), or the model chain ending in the offline responder, which
-    also serves as the second slot channel."""
+    also serves as the second slot channel and writes the summaries."""
     offline = OfflineResponder(pack.replies)
     if settings.llm.chain == ["offline"]:
-        return OfflineSuggester(offline), None, None
+        return OfflineSuggester(offline), None, None, SummaryWriter(None)
     from hermes_desk.llm.factory import build_chain
     from hermes_desk.llm.responder import ModelResponder
     from hermes_desk.sessions import build_trimmer
@@ -244,7 +248,12 @@ def _model_side(
         history=history,
         max_tool_rounds=settings.llm.max_tool_rounds,
     )
-    return responder, ModelSlotChannel(chain, events=sink, clock=clock), chain.aclose
+    writer = SummaryWriter(
+        chain if settings.summary.use_model else None,
+        timeout_s=settings.summary.timeout_s,
+        max_chars=settings.summary.max_chars,
+    )
+    return responder, ModelSlotChannel(chain, events=sink, clock=clock), chain.aclose, writer
 
 
 def _read_tools(names: Sequence[str], tools: ToolExecutor) -> list[str]:
@@ -272,12 +281,14 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
     recent = MemorySink()
     sink = FanoutSink([recent, TurnCollector(), LoggingSink()])
     database = SqliteDatabase(settings.database_path)
+    masking = Masking(settings.privacy)
 
+    archive = SqliteSessionArchive(database, masking=masking)
     sessions = SessionManager(
         build_session_store(settings.sessions, data_dir=data_dir, clock=clock),
         settings.sessions,
         clock=clock,
-        archive=SqliteSessionArchive(database),
+        archive=archive,
         events=sink,
     )
     intents = load_intent_model(pack, settings)
@@ -304,6 +315,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         settings=settings.workflows,
         clock=clock,
         events=sink,
+        masking=masking,
     )
     keyfacts = (
         KeyFactFilter.from_pack(pack.root, min_signals=settings.memory.key_fact_min_signals)
@@ -336,7 +348,9 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
 
     sessions.on_destroy(settle_usage)
 
-    responder, model_slots, close_chain = _model_side(settings, pack, tools, sink, clock, usage)
+    responder, model_slots, close_chain, writer = _model_side(
+        settings, pack, tools, sink, clock, usage
+    )
     actions = ActionService(
         store=build_proposal_store(settings.actions, data_dir=data_dir),
         tools=tools,
@@ -344,7 +358,21 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         settings=settings.actions,
         clock=clock,
         events=sink,
+        masking=masking,
     )
+    summaries = SummaryService(
+        pack=pack,
+        sessions=sessions,
+        archive=archive,
+        store=SqliteSummaryStore(database),
+        actions=actions,
+        workflows=workflows,
+        writer=writer,
+        masking=masking,
+        clock=clock,
+    )
+    # After the memory and usage hooks: the summary is kept with the archive as it ends.
+    sessions.on_destroy(summaries.session_ended)
     compliance = ComplianceChecker(pack.compliance)
     assistant = Assistant(
         pack=pack,
@@ -362,6 +390,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         oos_threshold=settings.nlu.oos_threshold,
         max_text_chars=settings.service.max_text_chars,
         model_slots=model_slots,
+        masking=masking,
     )
     runtime = Runtime(
         settings=settings,
@@ -384,6 +413,8 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         usage=usage,
         actions=actions,
         assistant=assistant,
+        masking=masking,
+        summaries=summaries,
     )
     if close_chain is not None:
         runtime._closers.append(close_chain)

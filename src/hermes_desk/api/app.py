@@ -10,6 +10,7 @@ from fastapi import Depends, FastAPI
 
 from hermes_desk import __version__
 from hermes_desk.api import ws
+from hermes_desk.api.access_log import AccessLog
 from hermes_desk.api.deps import get_tenant
 from hermes_desk.api.errors import error_responses, install_error_handlers
 from hermes_desk.api.middleware import RequestGuard, RequestTimeLimit
@@ -19,10 +20,13 @@ from hermes_desk.api.routes import (
     health,
     memory,
     sessions,
+    summary,
+    tickets,
     tools,
     turns,
     workflows,
 )
+from hermes_desk.api.tickets import TicketBook
 from hermes_desk.config import Settings
 from hermes_desk.runtime import Runtime, build_runtime
 
@@ -55,19 +59,23 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         responses=error_responses(413, 422, 500, 504),
     )
     install_error_handlers(app)
+    # WebSocket tickets are signed with the tenants' keys: any worker with them checks them.
+    app.state.tickets = TicketBook(settings.service.api_keys)
     app.include_router(health.router)
     # Every resource route resolves the caller's tenant first (401 without a valid key when
     # keys are configured); the routers read it from request.state.tenant.
-    for module in (sessions, turns, actions, memory, tools, workflows):
+    for module in (sessions, turns, actions, memory, tools, workflows, summary, tickets):
         app.include_router(
             module.router, dependencies=[Depends(get_tenant)], responses=error_responses(401)
         )
-    # The session WebSocket checks its key itself (browsers send it as a query parameter);
-    # the console page is static and holds no data.
+    # The session WebSocket checks its key (a header) or ticket itself; the console page is
+    # static and holds no data.
     app.include_router(ws.router)
     app.include_router(console.router)
     app.add_middleware(RequestGuard, max_bytes=settings.service.max_body_bytes)
     app.add_middleware(RequestTimeLimit, timeout_s=settings.service.request_timeout_s)
+    # Outermost: one line per request, without query strings, keys or customer ids.
+    app.add_middleware(AccessLog)
     _contract(app, settings)
     return app
 

@@ -60,8 +60,10 @@ def facts_of(
 ) -> ResponderInput:
     """The structured facts of the turn, for the model prompt and the offline templates."""
     shown: dict[str, Any] = dict(reading.slots)
-    if isinstance(reading.slots.get("phone"), str):
-        shown["phone_tail"] = reading.slots["phone"][-4:]
+    # A phone said earlier is carried masked (139****5678): its tail still reads back.
+    phone = reading.slots.get("phone") or reading.state.slots.get("phone")
+    if isinstance(phone, str):
+        shown["phone_tail"] = phone[-4:]
     outputs: dict[str, Any] = {}
     view = acting.workflow
     if view is not None:  # a workflow's step results read like tool results in templates

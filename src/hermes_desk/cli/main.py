@@ -57,6 +57,7 @@ def serve(
     """
     import uvicorn
 
+    from hermes_desk.api.access_log import log_config
     from hermes_desk.api.app import create_app
     from hermes_desk.cli._backend import (
         BackendPortError,
@@ -73,7 +74,15 @@ def serve(
 
     def run() -> None:
         typer.echo(f"Hermes Desk on http://{bind_host}:{bind_port} (docs at /docs)")
-        uvicorn.run(create_app(settings), host=bind_host, port=bind_port, log_level="info")
+        uvicorn.run(
+            create_app(settings),
+            host=bind_host,
+            port=bind_port,
+            log_level="info",
+            # The service logs requests itself, without query strings (spec D3).
+            access_log=False,
+            log_config=log_config(),
+        )
 
     try:
         with stop_on_signals():

@@ -1,5 +1,6 @@
 """Domain packs: the business data the engine runs (intents, examples, tools, replies…)."""
 
+from hermes_desk.packs.dispositions import Disposition, DispositionList
 from hermes_desk.packs.loader import OUT_OF_SCOPE, Pack, bundled_pack_path, load_pack
 from hermes_desk.packs.models import ComplianceRule, ComplianceRules, Example, IntentSpec
 
@@ -7,6 +8,8 @@ __all__ = [
     "OUT_OF_SCOPE",
     "ComplianceRule",
     "ComplianceRules",
+    "Disposition",
+    "DispositionList",
     "Example",
     "IntentSpec",
     "Pack",

@@ -1,11 +1,11 @@
 """Load a domain pack folder, refusing bad packs with the file and field named.
 
 A pack folder holds ``pack.yaml``, ``intents.yaml``, ``nlu.jsonl``, ``dialogues*.jsonl``,
-``tools.yaml``, ``workflows/*.yaml``, ``replies.yaml``, ``compliance.yaml``, ``keyfacts.yaml``
-and ``kb/*.md``. Tool specs and workflow definitions are parsed by their own modules' loaders
-(which name the tool or step at fault); this module checks the pack holds together: every
-intent's tools and workflow exist, every example's and dialogue turn's intent is declared, every
-reply belongs to an intent.
+``tools.yaml``, ``workflows/*.yaml``, ``replies.yaml``, ``compliance.yaml``, ``keyfacts.yaml``,
+``dispositions.yaml`` (optional) and ``kb/*.md``. Tool specs and workflow definitions are
+parsed by their own modules' loaders (which name the tool or step at fault); this module checks
+the pack holds together: every intent's tools and workflow exist, every example's and dialogue
+turn's intent is declared, every reply belongs to an intent, every disposition has its labels.
 """
 
 from __future__ import annotations
@@ -24,6 +24,11 @@ from pydantic import ValidationError as PydanticValidationError
 from hermes_desk.errors import PackError
 from hermes_desk.nlu.examples import Conversation
 from hermes_desk.nlu.examples import Example as NluExample
+from hermes_desk.packs.dispositions import (
+    DEFAULT_DISPOSITIONS,
+    DispositionList,
+    dispositions_file,
+)
 from hermes_desk.packs.models import (
     ComplianceRules,
     Dialogue,
@@ -53,6 +58,7 @@ class Pack:
     fingerprint: str
     tool_specs: tuple[Any, ...] = ()
     workflows: dict[str, Any] = field(default_factory=dict)
+    dispositions: DispositionList = DEFAULT_DISPOSITIONS
 
     @property
     def name(self) -> str:
@@ -112,6 +118,7 @@ def load_pack(name_or_path: str | Path, *, variables: dict[str, str] | None = No
     tool_specs = _load_tools(root / "tools.yaml", variables or {})
     workflows = _load_workflows(root / "workflows")
     _check_references(root, intents, tool_specs, workflows)
+    dispositions = _load_dispositions(root, tuple(manifest.languages))
     return Pack(
         manifest=manifest,
         root=root,
@@ -123,6 +130,7 @@ def load_pack(name_or_path: str | Path, *, variables: dict[str, str] | None = No
         fingerprint=_fingerprint(root),
         tool_specs=tuple(tool_specs),
         workflows=workflows,
+        dispositions=dispositions,
     )
 
 
@@ -265,6 +273,22 @@ def _load_workflows(folder: Path) -> dict[str, Any]:
         definition = load_workflow_file(path)
         workflows[definition.name] = definition
     return workflows
+
+
+def _load_dispositions(root: Path, languages: tuple[str, ...]) -> DispositionList:
+    """``dispositions.yaml`` (optional): every label in each of the pack's languages."""
+    path = dispositions_file(root)
+    if not path.exists():
+        return DEFAULT_DISPOSITIONS
+    found = _model(DispositionList, _yaml(path), path)
+    for disposition_id, language in found.check_languages(languages):
+        raise PackError(
+            f"label lacks the pack's language {language!r}",
+            file=str(path),
+            item=disposition_id,
+            field="label",
+        )
+    return found
 
 
 def _check_references(
