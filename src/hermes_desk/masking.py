@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from hermes_desk.config import MASK_KINDS, MaskKind, PrivacySettings
+from hermes_desk.events import Event, EventSink
 
-__all__ = ["MASK_KINDS", "Masker", "Masking", "is_masked"]
+__all__ = ["MASK_KINDS", "Masker", "Masking", "MaskingSink", "is_masked"]
 
 _EMAIL = re.compile(
     r"(?<![A-Za-z0-9._%+-])([A-Za-z0-9._%+-])[A-Za-z0-9._%+-]*(@[A-Za-z0-9.-]+\.[A-Za-z]{2,})"
@@ -165,6 +166,12 @@ class Masker:
             return self.text(value)
         return value
 
+    def prose(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """``arguments`` with free text masked (a ticket's description quoting the customer)
+        and the values under sensitive keys kept clear: a write waiting for its approval needs
+        the phone it is for, not the phone someone said in passing."""
+        return {k: v if _sensitive_key(str(k)) else self.data(v) for k, v in arguments.items()}
+
     def json(self, document: str) -> str:
         """A JSON document with every string in it masked (keys kept)."""
         if not self.kinds:
@@ -194,3 +201,21 @@ class Masking:
     def for_tenant(self, tenant: str) -> Masker:
         """The tenant's masker (the default one unless the tenant has its own settings)."""
         return self._tenants.get(tenant, self._default)
+
+
+class MaskingSink:
+    """An :class:`~hermes_desk.events.EventSink` that masks every event's data before handing
+    it on: a tool's free-text arguments (a knowledge-base query), an alert quoting the
+    customer… whoever emits it, no sink behind this one sees a clear personal number. The
+    event's ``tenant`` (when it names one) chooses the masker."""
+
+    def __init__(self, inner: EventSink, masking: Masking) -> None:
+        self._inner = inner
+        self._masking = masking
+
+    def emit(self, event: Event) -> None:
+        tenant = event.data.get("tenant")
+        mask = self._masking.for_tenant(tenant if isinstance(tenant, str) else "")
+        if mask.enabled:
+            event = Event(event.name, event.request_id, event.at, mask.data(event.data))
+        self._inner.emit(event)

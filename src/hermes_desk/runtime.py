@@ -28,7 +28,7 @@ from hermes_desk.llm.messages import ResponderInput
 from hermes_desk.llm.offline import OfflineResponder
 from hermes_desk.llm.slots import ModelSlotChannel
 from hermes_desk.llm.usage import UsageLedger
-from hermes_desk.masking import Masking
+from hermes_desk.masking import Masking, MaskingSink
 from hermes_desk.memory import (
     HttpSupportsVerifier,
     KeyFactFilter,
@@ -279,9 +279,10 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
     pack = load_pack(settings.service.pack, variables=variables)
 
     recent = MemorySink()
-    sink = FanoutSink([recent, TurnCollector(), LoggingSink()])
-    database = SqliteDatabase(settings.database_path)
     masking = Masking(settings.privacy)
+    # Every event is masked once, before any sink (recent, the turn's own, the log) sees it.
+    sink = FanoutSink([MaskingSink(FanoutSink([recent, TurnCollector(), LoggingSink()]), masking)])
+    database = SqliteDatabase(settings.database_path)
 
     archive = SqliteSessionArchive(database, masking=masking)
     sessions = SessionManager(

@@ -91,6 +91,7 @@ class ActionService:
         ``proposal_id``, proposing the same id again answers the first proposal."""
         spec = self._spec(tool)
         now = self.clock.now()
+        arguments = self.masking.for_tenant(tenant).prose(arguments)
         if topic is not None and session_id is not None:
             for existing in await self.store.for_session(session_id):
                 if existing.topic == topic and existing.pending:

@@ -112,5 +112,8 @@ def log_config(level: str = "INFO") -> dict[str, object]:
             "uvicorn": {"handlers": ["stderr"], "level": level, "propagate": False},
             "uvicorn.access": {"handlers": [], "level": "CRITICAL", "propagate": False},
             "hermes_desk": {"handlers": ["stderr"], "level": level, "propagate": False},
+            # The business calls' URLs hold ids and numbers (/phones/{phone}): warnings only.
+            "httpx": {"handlers": ["stderr"], "level": "WARNING", "propagate": False},
+            "httpcore": {"handlers": ["stderr"], "level": "WARNING", "propagate": False},
         },
     }
