@@ -72,8 +72,10 @@ class TicketBook:
         signature = hmac.new(_signing_key(key), payload.encode(), hashlib.sha256).digest()
         return f"{payload}.{_b64(signature)}", expires_at
 
-    def redeem(self, ticket: str, *, now: float) -> Ticket | None:
-        """The ticket's grant if it is genuine, unexpired and not used before; else ``None``."""
+    def redeem(self, ticket: str, *, session_id: str, user: str, now: float) -> Ticket | None:
+        """The ticket's grant if it is genuine, unexpired, for ``session_id`` and ``user`` (any
+        customer when ``user`` is empty) and not used before; else ``None``. Only a ticket
+        that opens the socket is used up."""
         payload, _, signature = ticket.partition(".")
         try:
             claims = json.loads(_unb64(payload))
@@ -95,6 +97,8 @@ class TicketBook:
             if tenant == found.tenant
         )
         if not genuine or found.expires_at <= now:
+            return None
+        if found.session_id != session_id or user not in ("", found.user):
             return None
         with self._lock:
             for nonce in [n for n, until in self._used.items() if until <= now]:

@@ -303,8 +303,8 @@ async def session_socket(socket: WebSocket, session_id: str) -> None:
     ticket = socket.query_params.get("ticket")
     if tenant is None and ticket:
         book = cast(TicketBook, socket.app.state.tickets)
-        grant = book.redeem(ticket, now=runtime.clock.now())
-        if grant is not None and grant.session_id == session_id and user in ("", grant.user):
+        grant = book.redeem(ticket, session_id=session_id, user=user, now=runtime.clock.now())
+        if grant is not None:
             tenant, user = grant.tenant, grant.user
     if tenant is None:
         await peer.send(

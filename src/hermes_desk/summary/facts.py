@@ -152,7 +152,9 @@ def gather(
             if label is not None:
                 facts.sentiment.append(label)
         elif turn.role == "tool" and turn.name and turn.name not in writes:
-            facts.lookups.append({"tool": turn.name, "status": _tool_status(turn.text)})
+            lookup = {"tool": turn.name, "status": _tool_status(turn.text)}
+            if lookup not in facts.lookups:  # the same look-up again adds nothing to tell
+                facts.lookups.append(lookup)
     for name, names in _SLOT_NAMES.items():
         value = session.slots.get(name)
         if value not in (None, ""):
