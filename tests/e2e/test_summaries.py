@@ -54,7 +54,7 @@ def test_a_chinese_contact_is_summed_up_in_chinese_with_its_open_item(service: S
     assert "订单号 202405201234" in text
     assert "手机号 138****8000" in text and "13800138000" not in text
     assert "get_shipment（成功）" in text
-    assert "未决事项" in text and "sms_code" in text, "the reset waits for the customer's code"
+    assert "未决事项" in text and "等待客户提供短信验证码" in text, "the reset waits for the code"
     disposition = summary["disposition"]
     assert disposition["proposed"] == "pending_customer" == disposition["chosen"]
     assert disposition["choices"] == PACK_DISPOSITIONS

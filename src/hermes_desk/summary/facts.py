@@ -48,6 +48,11 @@ _STATUS_NAMES: dict[str, dict[str, str]] = {
     "cancelled": {"zh": "已取消", "en": "cancelled"},
     "ok": {"zh": "成功", "en": "ok"},
 }
+_WAITING_NAMES: dict[str, dict[str, str]] = {
+    "sms_code": {"zh": "短信验证码", "en": "SMS code"},
+    "order_id": {"zh": "订单号", "en": "order number"},
+    "phone": {"zh": "手机号", "en": "phone number"},
+}
 _SENTIMENT_NAMES = {
     "negative": {"zh": "负面", "en": "negative"},
     "neutral": {"zh": "中性", "en": "neutral"},
@@ -173,7 +178,8 @@ def gather(
         facts.workflows.append(
             {"name": view.name, "status": view.status, "waiting_for": view.waiting_for}
         )
-        if view.status in _ACTIVE_WORKFLOW:
+        asked = any(p.pending and p.workflow_id == view.id for p in proposals)
+        if view.status in _ACTIVE_WORKFLOW and not asked:  # a pending proposal says it already
             facts.open_items.append(_open_workflow(view, pack, language))
     return facts
 
@@ -185,10 +191,16 @@ def _open_proposal(proposal: Proposal, language: str) -> str:
 
 def _open_workflow(view: WorkflowView, pack: Pack, language: str) -> str:
     name = _workflow_label(view, pack, language)
-    if view.waiting_for:
+    waiting = view.waiting_for
+    if waiting and waiting.startswith("approval:"):
+        return (
+            f"{name}等待坐席批准" if language == "zh" else f"{name} waits for the agent's approval"
+        )
+    if waiting:
+        said = _WAITING_NAMES.get(waiting, {}).get(language, waiting)
         if language == "zh":
-            return f"{name}等待客户提供 {view.waiting_for}"
-        return f"{name} waits for the customer's {view.waiting_for}"
+            return f"{name}等待客户提供{said}"
+        return f"{name} waits for the customer's {said}"
     return f"{name}进行中" if language == "zh" else f"{name} still running"
 
 
@@ -240,7 +252,7 @@ def offline_summary(facts: ContactFacts, kind: SummaryKind, *, disposition: str)
     if kind == "transfer":
         parts.append("转接摘要" if zh else "Handover")
     if facts.intents:
-        topics = "、".join(facts.intents) if zh else "; ".join(facts.intents)
+        topics = "，".join(facts.intents) if zh else "; ".join(facts.intents)
         parts.append(f"客户诉求：{topics}" if zh else f"Customer asked about: {topics}")
     elif facts.customer_turns:
         parts.append("客户诉求未能识别" if zh else "The customer's request was not recognised")
