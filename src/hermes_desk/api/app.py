@@ -28,6 +28,7 @@ from hermes_desk.api.routes import (
 )
 from hermes_desk.api.tickets import TicketBook
 from hermes_desk.config import Settings
+from hermes_desk.packs import load_dispositions
 from hermes_desk.runtime import Runtime, build_runtime
 
 __all__ = ["create_app"]
@@ -90,8 +91,12 @@ def _contract(app: FastAPI, settings: Settings) -> None:
         if app.openapi_schema is not None:
             return app.openapi_schema
         document = build()
-        text = document["components"]["schemas"]["TurnCreate"]["properties"]["text"]
+        schemas = document["components"]["schemas"]
+        text = schemas["TurnCreate"]["properties"]["text"]
         text["maxLength"] = settings.service.max_text_chars
+        # The dispositions an agent may confirm are the pack's.
+        chosen = schemas["SummaryConfirm"]["properties"]["disposition"]
+        chosen["enum"] = load_dispositions(settings.service.pack).ids
         for operation in _operations(document):
             if "security" in operation and not settings.service.api_keys:
                 operation["security"].append({})

@@ -1,7 +1,13 @@
 """Domain packs: the business data the engine runs (intents, examples, tools, replies…)."""
 
 from hermes_desk.packs.dispositions import Disposition, DispositionList
-from hermes_desk.packs.loader import OUT_OF_SCOPE, Pack, bundled_pack_path, load_pack
+from hermes_desk.packs.loader import (
+    OUT_OF_SCOPE,
+    Pack,
+    bundled_pack_path,
+    load_dispositions,
+    load_pack,
+)
 from hermes_desk.packs.models import ComplianceRule, ComplianceRules, Example, IntentSpec
 
 __all__ = [
@@ -14,5 +20,6 @@ __all__ = [
     "IntentSpec",
     "Pack",
     "bundled_pack_path",
+    "load_dispositions",
     "load_pack",
 ]

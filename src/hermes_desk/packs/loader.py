@@ -37,7 +37,7 @@ from hermes_desk.packs.models import (
     PackManifest,
 )
 
-__all__ = ["Pack", "bundled_pack_path", "load_pack"]
+__all__ = ["Pack", "bundled_pack_path", "load_dispositions", "load_pack"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -101,14 +101,26 @@ def bundled_pack_path(name: str) -> Path:
     return Path(str(resources.files("hermes_desk.packs") / name))
 
 
-def load_pack(name_or_path: str | Path, *, variables: dict[str, str] | None = None) -> Pack:
-    """Load and validate a pack: a bundled name (``ecommerce``) or a folder path."""
+def _pack_root(name_or_path: str | Path) -> Path:
     root = Path(name_or_path)
     if not root.is_dir():
         candidate = bundled_pack_path(str(name_or_path))
         if not candidate.is_dir():
             raise PackError("no such pack folder or bundled pack", file=str(name_or_path))
         root = candidate
+    return root
+
+
+def load_dispositions(name_or_path: str | Path) -> DispositionList:
+    """Only the pack's dispositions (what the API document lists), validated as in a load."""
+    root = _pack_root(name_or_path)
+    manifest = _model(PackManifest, _yaml(root / "pack.yaml"), root / "pack.yaml")
+    return _load_dispositions(root, tuple(manifest.languages))
+
+
+def load_pack(name_or_path: str | Path, *, variables: dict[str, str] | None = None) -> Pack:
+    """Load and validate a pack: a bundled name (``ecommerce``) or a folder path."""
+    root = _pack_root(name_or_path)
     manifest = _model(PackManifest, _yaml(root / "pack.yaml"), root / "pack.yaml")
     intents = _load_intents(root / "intents.yaml")
     examples = _load_examples(root / "nlu.jsonl", intents)

@@ -7,11 +7,12 @@ the model write it (:class:`SummaryWriter`, the offline one as fallback); summar
 """
 
 from hermes_desk.summary.facts import ContactFacts, SummaryKind, gather, offline_summary, outcome_of
-from hermes_desk.summary.service import SummaryService
+from hermes_desk.summary.service import MAX_SUMMARY_CHARS, SummaryService
 from hermes_desk.summary.store import SqliteSummaryStore, Summary
 from hermes_desk.summary.writer import SummaryWriter
 
 __all__ = [
+    "MAX_SUMMARY_CHARS",
     "ContactFacts",
     "SqliteSummaryStore",
     "Summary",

@@ -24,7 +24,7 @@ from hermes_desk.summary.store import SqliteSummaryStore, Summary
 from hermes_desk.summary.writer import SummaryWriter
 from hermes_desk.workflows import WorkflowService
 
-__all__ = ["SummaryService"]
+__all__ = ["MAX_SUMMARY_CHARS", "SummaryService"]
 
 MAX_SUMMARY_CHARS = 4_000
 

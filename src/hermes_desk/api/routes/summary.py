@@ -17,9 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hermes_desk.api.deps import RuntimeDep, SessionUserDep, TenantDep
 from hermes_desk.api.errors import error_responses
-from hermes_desk.api.schemas import USER_ID_PATTERN
+from hermes_desk.api.schemas import TEXT_PATTERN, USER_ID_PATTERN
+from hermes_desk.assist import check_text
 from hermes_desk.runtime import Runtime
-from hermes_desk.summary import SummaryService
+from hermes_desk.summary import MAX_SUMMARY_CHARS, SummaryService
 
 __all__ = ["DispositionOut", "SummaryConfirm", "SummaryOut", "router"]
 
@@ -57,8 +58,15 @@ class SummaryConfirm(BaseModel):
 
     user_id: str = Field(pattern=USER_ID_PATTERN, description="the session's customer")
     agent_id: str = Field(pattern=USER_ID_PATTERN, description="the agent confirming")
-    text: str = Field(min_length=1, max_length=4_000)
-    disposition: str = Field(min_length=1, max_length=40)
+    text: str = Field(
+        min_length=1,
+        max_length=MAX_SUMMARY_CHARS,
+        description="the summary as the agent confirms it: not blank, no control characters",
+        json_schema_extra={"pattern": TEXT_PATTERN},
+    )
+    disposition: str = Field(
+        min_length=1, max_length=40, description="one of the pack's dispositions (see choices)"
+    )
     kind: Kind = "after_contact"
 
 
@@ -95,12 +103,13 @@ async def confirm_summary(
     session_id: str, body: SummaryConfirm, runtime: RuntimeDep, tenant: TenantDep
 ) -> dict[str, Any]:
     """Confirm the summary (the agent's text) and the disposition; kept with the archive."""
+    text = check_text(body.text, MAX_SUMMARY_CHARS)
     summary = await _service(runtime).confirm(
         tenant,
         body.user_id,
         session_id,
         agent_id=body.agent_id,
-        text=body.text,
+        text=text,
         disposition=body.disposition,
         kind=body.kind,
     )
