@@ -112,6 +112,7 @@ def log_config(level: str = "INFO") -> dict[str, object]:
             "uvicorn": {"handlers": ["stderr"], "level": level, "propagate": False},
             "uvicorn.access": {"handlers": [], "level": "CRITICAL", "propagate": False},
             "hermes_desk": {"handlers": ["stderr"], "level": level, "propagate": False},
+            "hermes_desk.access": {"level": level, "propagate": True},
             # The business calls' URLs hold ids and numbers (/phones/{phone}): warnings only.
             "httpx": {"handlers": ["stderr"], "level": "WARNING", "propagate": False},
             "httpcore": {"handlers": ["stderr"], "level": "WARNING", "propagate": False},
