@@ -32,10 +32,12 @@ def test_requests_are_logged_by_route_template_only(
         sid = client.post("/v1/sessions", json={"user_id": "cust-42"}).json()["session_id"]
         client.get(f"/v1/sessions/{sid}", params={"user_id": "cust-42", "api_key": KEY})
         client.get("/v1/sessions/nope", params={"user_id": "cust-42"})
+        client.get("/v1/customers/cust-42")  # no such route: the path is not logged
     lines = [r.getMessage() for r in caplog.records if r.name == "hermes_desk.access"]
     assert any(line.startswith("POST /v1/sessions 201") for line in lines), lines
     assert any(line.startswith("GET /v1/sessions/{session_id} 200") for line in lines), lines
     assert any(line.startswith("GET /v1/sessions/{session_id} 404") for line in lines), lines
+    assert any(line.startswith("GET (no route) 404") for line in lines), lines
     joined = "\n".join(lines)
     assert "cust-42" not in joined and KEY not in joined and sid not in joined
 

@@ -29,6 +29,9 @@ _KEY_PARAM = re.compile(
 )
 
 
+_FIXED_PATHS = frozenset({"/", "/healthz", "/readyz", "/metrics", "/console", "/openapi.json"})
+
+
 def route_template(scope: Scope) -> str:
     """The path with every path parameter replaced by its name (``/v1/sessions/{session_id}``)."""
     path = str(scope.get("path", ""))
@@ -36,7 +39,10 @@ def route_template(scope: Scope) -> str:
     template = getattr(route, "path", None)
     if isinstance(template, str):
         return template
-    params = scope.get("path_params") or {}
+    params = scope.get("path_params")
+    if not params:
+        # No route matched: the path is whatever the client sent (ids included); not logged.
+        return path if path in _FIXED_PATHS else "(no route)"
     for name, value in sorted(params.items(), key=lambda kv: -len(str(kv[1]))):
         if value:
             path = path.replace(str(value), "{" + str(name) + "}")
