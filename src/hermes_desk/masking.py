@@ -60,6 +60,8 @@ _SENSITIVE_PAIRS = frozenset(
     | {("bank", "card"), ("card", "no"), ("card", "number"), ("e", "mail")}
 )
 _MASKED = re.compile(r"\*{3,}")
+# Full-width digits and signs (１３９…, ＠) read as their ASCII forms, one character for one.
+_FULL_WIDTH = str.maketrans("０１２３４５６７８９＠．－＋", "0123456789@.-+")
 _STAR: Final = "*"
 
 
@@ -140,6 +142,15 @@ class Masker:
         """``text`` with every personal number of the chosen kinds masked."""
         if not self.kinds or not text:
             return text
+        plain = text.translate(_FULL_WIDTH)
+        if plain != text:
+            # A number typed in full-width digits is the same number: masked in ASCII digits.
+            masked = self._masked(plain)
+            if masked != plain:
+                return masked
+        return self._masked(text)
+
+    def _masked(self, text: str) -> str:
         for kind, pattern, replace in _RULES:
             if kind in self.kinds:
                 text = pattern.sub(replace, text)

@@ -27,6 +27,8 @@ def mask() -> Masker:
         ("邮箱zhang.san@example.com，", "邮箱z***@example.com，"),
         ("验证码是 482913", "验证码是 ******"),
         ("the code is 4821", "the code is ****"),
+        ("手机号１３９１２３４５６７８", "手机号139****5678"),  # full-width digits
+        ("13800138000 或 １３９１２３４５６７８", "138****8000 或 139****5678"),
     ],
 )
 def test_each_kind_is_masked_keeping_what_an_agent_reads_back(
