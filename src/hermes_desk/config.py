@@ -38,9 +38,12 @@ __all__ = [
     "McpSettings",
     "MemorySettings",
     "NluSettings",
+    "PrivacySettings",
     "ServiceSettings",
     "SessionSettings",
     "Settings",
+    "SummarySettings",
+    "TenantPrivacySettings",
     "ToolSettings",
     "WorkflowSettings",
 ]
@@ -52,6 +55,9 @@ TENANT_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 #: the intent classifiers a pack can be read with (``hermes_desk.nlu`` builds each)
 ClassifierKind = Literal["ensemble", "linear", "mlp", "crf"]
 CLASSIFIER_KINDS: tuple[str, ...] = get_args(ClassifierKind)
+#: the kinds of personal number that can be masked (:mod:`hermes_desk.masking`)
+MaskKind = Literal["phone", "id_card", "bank_card", "email", "code"]
+MASK_KINDS: tuple[MaskKind, ...] = get_args(MaskKind)
 
 
 class _Section(BaseModel):
@@ -310,6 +316,34 @@ class _YamlSource(PydanticBaseSettingsSource):
         return data
 
 
+class TenantPrivacySettings(_Section):
+    mask: bool = Field(True, description="mask this tenant's personal numbers")
+    kinds: list[MaskKind] | None = Field(
+        None, description="kinds masked for this tenant (default: the privacy section's)"
+    )
+
+
+class PrivacySettings(_Section):
+    mask: bool = Field(
+        True, description="mask personal numbers in stored transcripts, archives, events"
+    )
+    kinds: list[MaskKind] = Field(
+        default_factory=lambda: list(MASK_KINDS),
+        description="phone | id_card | bank_card | email | code (one-time codes)",
+    )
+    tenants: dict[str, TenantPrivacySettings] = Field(
+        default_factory=dict, description="per-tenant overrides: tenant → {mask, kinds}"
+    )
+
+
+class SummarySettings(_Section):
+    use_model: bool = Field(
+        True, description="with a model chain, the model writes the summary (offline fallback)"
+    )
+    timeout_s: float = Field(15.0, gt=0, description="limit of the model's summary call")
+    max_chars: int = Field(1_200, gt=0, description="longest summary kept")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="HERMES_", env_nested_delimiter="__", extra="forbid", frozen=True
@@ -326,6 +360,8 @@ class Settings(BaseSettings):
     memory: MemorySettings = MemorySettings()
     llm: LlmSettings = LlmSettings()
     mcp: McpSettings = McpSettings()
+    privacy: PrivacySettings = PrivacySettings()
+    summary: SummarySettings = SummarySettings()
 
     _yaml_path: Path | None = None
 

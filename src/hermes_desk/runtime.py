@@ -29,6 +29,7 @@ from hermes_desk.llm.messages import ResponderInput
 from hermes_desk.llm.offline import OfflineResponder
 from hermes_desk.llm.slots import ModelSlotChannel
 from hermes_desk.llm.usage import UsageLedger
+from hermes_desk.masking import Masking, MaskingSink
 from hermes_desk.memory import (
     HttpSupportsVerifier,
     KeyFactFilter,
@@ -53,6 +54,7 @@ from hermes_desk.sessions import (
     build_session_store,
 )
 from hermes_desk.storage import SqliteDatabase
+from hermes_desk.summary import SqliteSummaryStore, SummaryService, SummaryWriter
 from hermes_desk.supervision import AlertDetector, SupervisorBoard
 from hermes_desk.tools import (
     KnowledgeBase,
@@ -115,6 +117,8 @@ class Runtime:
     labels: PackLabels
     board: SupervisorBoard = field(default_factory=SupervisorBoard)
     sentiment: SentimentModel | None = None
+    masking: Masking = field(default_factory=Masking)
+    summaries: SummaryService | None = None
     mcp: Any = None
     _group: anyio.abc.TaskGroup | None = field(default=None, repr=False)
     _closers: list[Callable[[], Awaitable[Any]]] = field(default_factory=list, repr=False)
@@ -239,12 +243,12 @@ def _model_side(
     sink: FanoutSink,
     clock: Clock,
     usage: UsageLedger,
-) -> tuple[Responder, ModelSlotChannel | None, Callable[[], Awaitable[Any]] | None]:
+) -> tuple[Responder, ModelSlotChannel | None, Callable[[], Awaitable[Any]] | None, SummaryWriter]:
     """Offline only (the default), or the model chain ending in the offline responder, which
-    also serves as the second slot channel."""
+    also serves as the second slot channel and writes the summaries."""
     offline = OfflineResponder(pack.replies, conversation=pack.conversation, terms=pack.terms)
     if settings.llm.chain == ["offline"]:
-        return OfflineSuggester(offline), None, None
+        return OfflineSuggester(offline), None, None, SummaryWriter(None)
     from hermes_desk.llm.factory import build_chain
     from hermes_desk.llm.responder import ModelResponder
     from hermes_desk.sessions import build_trimmer
@@ -270,7 +274,12 @@ def _model_side(
         history=history,
         max_tool_rounds=settings.llm.max_tool_rounds,
     )
-    return responder, ModelSlotChannel(chain, events=sink, clock=clock), chain.aclose
+    writer = SummaryWriter(
+        chain if settings.summary.use_model else None,
+        timeout_s=settings.summary.timeout_s,
+        max_chars=settings.summary.max_chars,
+    )
+    return responder, ModelSlotChannel(chain, events=sink, clock=clock), chain.aclose, writer
 
 
 def _read_tools(names: Sequence[str], tools: ToolExecutor) -> list[str]:
@@ -315,15 +324,21 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
     pack = load_pack(settings.service.pack, variables=variables)
 
     recent = MemorySink()
+    masking = Masking(settings.privacy)
     board = SupervisorBoard()
-    sink = FanoutSink([recent, TurnCollector(), LoggingSink(), board])
+    # Every event is masked once, before any sink (recent, the turn's own, the log, the
+    # supervisor board) sees it.
+    sink = FanoutSink(
+        [MaskingSink(FanoutSink([recent, TurnCollector(), LoggingSink(), board]), masking)]
+    )
     database = SqliteDatabase(settings.database_path)
 
+    archive = SqliteSessionArchive(database, masking=masking)
     sessions = SessionManager(
         build_session_store(settings.sessions, data_dir=data_dir, clock=clock),
         settings.sessions,
         clock=clock,
-        archive=SqliteSessionArchive(database),
+        archive=archive,
         events=sink,
     )
     intents = load_intent_model(pack, settings)
@@ -351,6 +366,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         settings=settings.workflows,
         clock=clock,
         events=sink,
+        masking=masking,
     )
     keyfacts = (
         KeyFactFilter.from_pack(pack.root, min_signals=settings.memory.key_fact_min_signals)
@@ -383,7 +399,9 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
 
     sessions.on_destroy(settle_usage)
 
-    responder, model_slots, close_chain = _model_side(settings, pack, tools, sink, clock, usage)
+    responder, model_slots, close_chain, writer = _model_side(
+        settings, pack, tools, sink, clock, usage
+    )
     actions = ActionService(
         store=build_proposal_store(settings.actions, data_dir=data_dir),
         tools=tools,
@@ -391,7 +409,21 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         settings=settings.actions,
         clock=clock,
         events=sink,
+        masking=masking,
     )
+    summaries = SummaryService(
+        pack=pack,
+        sessions=sessions,
+        archive=archive,
+        store=SqliteSummaryStore(database),
+        actions=actions,
+        workflows=workflows,
+        writer=writer,
+        masking=masking,
+        clock=clock,
+    )
+    # After the memory and usage hooks: the summary is kept with the archive as it ends.
+    sessions.on_destroy(summaries.session_ended)
     compliance = ComplianceChecker(pack.compliance)
     assistant = Assistant(
         pack=pack,
@@ -411,6 +443,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         model_slots=model_slots,
         sentiment=sentiment,
         alerts=AlertDetector(pack.compliance.alerts),
+        masking=masking,
     )
     feedback = SuggestionFeedback(
         build_feedback_store(settings.feedback, data_dir=data_dir),
@@ -419,6 +452,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         metrics=SuggestionMetrics(tools.metrics.registry),
         clock=clock,
         max_text_chars=settings.service.max_text_chars,
+        redact=lambda tenant, text: masking.for_tenant(tenant).text(text),
     )
     runtime = Runtime(
         settings=settings,
@@ -445,6 +479,8 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         labels=load_labels(pack),
         board=board,
         sentiment=sentiment,
+        masking=masking,
+        summaries=summaries,
     )
     if close_chain is not None:
         runtime._closers.append(close_chain)

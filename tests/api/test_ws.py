@@ -259,18 +259,59 @@ async def test_keys_configured_and_no_valid_key_closes_with_4401(
     assert error["error"]["code"] == "unauthorized"
 
 
-@pytest.mark.parametrize("how", ["query", "header"])
+async def _ticket(http: httpx.AsyncClient, sid: str, user: str = "u1001") -> str:
+    response = await http.post(f"/v1/sessions/{sid}/ws-ticket", json={"user_id": user})
+    assert response.status_code == 200, response.text
+    ticket = response.json()["ticket"]
+    assert isinstance(ticket, str) and KEY not in ticket
+    return ticket
+
+
+@pytest.mark.parametrize("how", ["ticket", "header"])
 async def test_a_valid_key_reaches_the_tenants_session(keyed: Service, how: str) -> None:
     async with httpx.AsyncClient(base_url=keyed.url, headers={"x-api-key": KEY}) as http:
         sid = await _open(http, "u1001")
-    if how == "query":
-        socket_cm = connect(keyed.ws_url(sid, user_id="u1001", api_key=KEY))
+        ticket = await _ticket(http, sid)
+    if how == "ticket":
+        socket_cm = connect(keyed.ws_url(sid, user_id="u1001", ticket=ticket))
     else:
         socket_cm = connect(
             keyed.ws_url(sid, user_id="u1001"), additional_headers={"X-API-Key": KEY}
         )
     async with socket_cm as socket:
         assert (await _ready(socket))["session_id"] == sid
+
+
+async def test_a_key_in_the_url_is_refused_even_when_valid(keyed: Service) -> None:
+    async with httpx.AsyncClient(base_url=keyed.url, headers={"x-api-key": KEY}) as http:
+        sid = await _open(http, "u1001")
+    async with connect(keyed.ws_url(sid, user_id="u1001", api_key=KEY)) as socket:
+        error = await _recv(socket)
+        assert await _closed_with(socket) == 4401
+    assert "ticket" in error["error"]["message"] and KEY not in error["error"]["message"]
+
+
+async def test_a_ticket_opens_one_socket_on_its_own_session_only(keyed: Service) -> None:
+    async with httpx.AsyncClient(base_url=keyed.url, headers={"x-api-key": KEY}) as http:
+        sid = await _open(http, "u1001")
+        other = await _open(http, "u1002")
+        ticket = await _ticket(http, sid)
+        # Asking for another customer's session: "not found", no ticket.
+        foreign = await http.post(f"/v1/sessions/{sid}/ws-ticket", json={"user_id": "u1002"})
+        assert foreign.status_code == 404
+    for url in (
+        keyed.ws_url(other, user_id="u1002", ticket=ticket),  # another session
+        keyed.ws_url(sid, user_id="u1002", ticket=ticket),  # another customer
+        keyed.ws_url(sid, user_id="u1001", ticket=ticket[:-2] + "xx"),  # forged
+    ):
+        async with connect(url) as socket:
+            await _recv(socket)
+            assert await _closed_with(socket) == 4401
+    async with connect(keyed.ws_url(sid, ticket=ticket)) as socket:
+        assert (await _ready(socket))["user_id"] == "u1001"
+    async with connect(keyed.ws_url(sid, user_id="u1001", ticket=ticket)) as socket:
+        await _recv(socket)
+        assert await _closed_with(socket) == 4401, "a ticket opens one socket"
 
 
 async def test_a_turn_that_breaks_is_reported_and_the_socket_keeps_working(

@@ -1,7 +1,9 @@
 """Real time: one WebSocket per session, transcript segments in, assist updates out (A2).
 
-``GET /v1/sessions/{session_id}/ws?user_id=...`` (``api_key=...`` too when keys are configured:
-browsers cannot set headers on a WebSocket, so the key may come as a query parameter).
+``GET /v1/sessions/{session_id}/ws?user_id=...``. When keys are configured the socket needs the
+key in a header (``X-API-Key`` / ``Authorization: Bearer``) or, from a browser (which cannot set
+headers on a WebSocket), ``ticket=...`` from ``POST /v1/sessions/{session_id}/ws-ticket``: an API
+key is never accepted in the URL, where logs and proxies would keep it.
 
 Client → server, one JSON object per text message::
 
@@ -34,10 +36,12 @@ deeper than :data:`~hermes_desk.api.payload.MAX_DEPTH` are refused before anythi
 socket on the same session sees the others' segments and assists (the call platform streams,
 the agent console watches) — within this process.
 
-Close codes: 4401 no valid API key, 4400 bad ``user_id``, 4404 unknown, foreign, expired or
-closed session. Closing or expiring a session (``DELETE``, the idle sweep, a lazy expiry) closes
-every socket on it at once — a ``session_closed`` message, then 4404 — through a destroy hook
-the hub registers on the session manager.
+Segments are echoed with personal numbers masked (the tenant's privacy settings).
+
+Close codes: 4401 no valid API key or ticket (or a key in the URL), 4400 bad ``user_id``, 4404
+unknown, foreign, expired or closed session. Closing or expiring a session (``DELETE``, the idle
+sweep, a lazy expiry) closes every socket on it at once — a ``session_closed`` message, then
+4404 — through a destroy hook the hub registers on the session manager.
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ from starlette.websockets import WebSocketDisconnect
 from hermes_desk.api.payload import PayloadError, parse_json
 from hermes_desk.api.schemas import USER_ID_PATTERN
 from hermes_desk.api.security import resolve_tenant
+from hermes_desk.api.tickets import TicketBook
 from hermes_desk.assist import check_text
 from hermes_desk.errors import ConflictError, HermesError, NotFoundError
 from hermes_desk.runtime import Runtime
@@ -297,12 +302,34 @@ async def session_socket(socket: WebSocket, session_id: str) -> None:
     await socket.accept()
     peer = _Peer(socket)
     # Refusals are said in a message first: browsers do not expose a close reason reliably.
-    tenant = resolve_tenant(service.api_keys, socket.headers, socket.query_params.get("api_key"))
-    if tenant is None:
-        await peer.send(_error("unauthorized", "a valid API key is required (api_key parameter)"))
+    if "api_key" in socket.query_params:
+        await peer.send(
+            _error(
+                "unauthorized",
+                "an API key is not accepted in the URL; send it as X-API-Key or open the socket "
+                "with a ticket from POST /v1/sessions/{session_id}/ws-ticket",
+            )
+        )
         await peer.close(CLOSE_UNAUTHORIZED)
         return
+    tenant = resolve_tenant(service.api_keys, socket.headers)
     user = socket.query_params.get("user_id", "")
+    ticket = socket.query_params.get("ticket")
+    if tenant is None and ticket:
+        book = cast(TicketBook, socket.app.state.tickets)
+        grant = book.redeem(ticket, session_id=session_id, user=user, now=runtime.clock.now())
+        if grant is not None:
+            tenant, user = grant.tenant, grant.user
+    if tenant is None:
+        await peer.send(
+            _error(
+                "unauthorized",
+                "a valid API key (X-API-Key header) or ticket "
+                "(POST /v1/sessions/{session_id}/ws-ticket) is required",
+            )
+        )
+        await peer.close(CLOSE_UNAUTHORIZED)
+        return
     if not _USER_ID.fullmatch(user):
         await peer.send(_error("validation_error", "user_id: a customer id is required"))
         await peer.close(CLOSE_BAD_REQUEST)
@@ -351,6 +378,7 @@ async def session_socket(socket: WebSocket, session_id: str) -> None:
                 service.max_body_bytes,
                 service.max_text_chars,
                 decide,
+                runtime.masking.for_tenant(tenant).text,
             )
     finally:
         hub.leave(session_id, peer)
@@ -365,9 +393,11 @@ async def _read(
     max_bytes: int,
     max_chars: int,
     decide: Callable[[_Approve | _Reject, int], None],
+    mask: Callable[[str], str],
 ) -> None:
-    """Validate and echo every message; hand final segments to the turn worker, in order, and
-    the agent's decisions on proposals to their own tasks."""
+    """Validate and echo every message (``mask``-ed: what watchers see is what is stored);
+    hand final segments to the turn worker, in order, and the agent's decisions on proposals
+    to their own tasks."""
     seq = 0
     async with pending:
         while not peer.gone:
@@ -399,7 +429,7 @@ async def _read(
                     "type": "segment",
                     "seq": seq,
                     "speaker": message.speaker,
-                    "text": message.text,
+                    "text": mask(message.text),
                     "final": message.final,
                 },
             )

@@ -37,6 +37,7 @@ from hermes_desk.compliance import ComplianceChecker
 from hermes_desk.errors import ConflictError, ValidationError
 from hermes_desk.events import Event, EventSink, TurnCollector
 from hermes_desk.llm.slots import ModelSlotChannel
+from hermes_desk.masking import Masker, Masking
 from hermes_desk.memory import MemoryService
 from hermes_desk.nlu import SlotExtractor, TurnReader
 from hermes_desk.packs import Pack
@@ -84,11 +85,14 @@ class Assistant:
         model_slots: ModelSlotChannel | None = None,
         sentiment: SentimentModel | None = None,
         alerts: AlertDetector | None = None,
+        masking: Masking | None = None,
     ) -> None:
         self.pack = pack
         self.workflows = workflows
         self.sentiment = sentiment
         self.alerts = alerts if alerts is not None else AlertDetector(pack.compliance.alerts)
+        # Personal numbers are masked in what the turn stores and answers (spec D3).
+        self.masking = masking or Masking()
         self.sessions = sessions
         self.tools = tools
         self.memory = memory
@@ -118,7 +122,7 @@ class Assistant:
             with TurnCollector.collect() as events:
                 outcome = await self._turn(tenant, user, session_id, text, speaker)
             outcome.events = [e.to_dict() for e in events]
-        return outcome
+        return _masked_outcome(outcome, self.masking.for_tenant(tenant))
 
     async def _turn(
         self, tenant: str, user: str, session_id: str, text: str, speaker: Speaker
@@ -188,8 +192,10 @@ class Assistant:
             text, turn_index, waiting_for=waiting.waiting_for if waiting else None
         )
         meta = {"alerts": [a.kind for a in alerts]} if alerts else None
+        # Checked in clear (a full number read out is the slip), stored masked.
+        said = self.masking.for_tenant(session.tenant).text(text)
         await self.sessions.append_turn(
-            session.tenant, session.user, session.id, Turn("agent", text, meta=meta)
+            session.tenant, session.user, session.id, Turn("agent", said, meta=meta)
         )
         self._supervise(session, "agent", turn_index, None, alerts)
         outcome = TurnOutcome(session.id, turn_index, "agent")
@@ -297,13 +303,19 @@ class Assistant:
         suggestion: Suggestion,
         turn_index: int,
     ) -> None:
-        """Stage *persist*: the tool calls and the suggestion join the transcript; one save."""
+        """Stage *persist*: the tool calls and the suggestion join the transcript; one save.
+        What is stored is masked: the clear values stay with the turn (and a running
+        workflow's own state)."""
+        mask = self.masking.for_tenant(session.tenant)
         for name, result in acting.results.items():
             call_id = f"{session.id}:{turn_index}:{name}"
             session.turns.append(Turn("agent", f"call {name}", tool_call_id=call_id, name=name))
-            session.turns.append(Turn("tool", _short(result), tool_call_id=call_id, name=name))
-        session.slots = dict(reading.state.slots)
-        user_turn.meta = {**(user_turn.meta or {}), "suggestion": suggestion.text}
+            stored = mask.text(_short(result))
+            session.turns.append(Turn("tool", stored, tool_call_id=call_id, name=name))
+        session.slots = mask.data(dict(reading.state.slots))
+        user_turn.meta = mask.data({**(user_turn.meta or {}), "suggestion": suggestion.text})
+        user_turn.text = mask.text(user_turn.text)
+        session.short_term = mask.data(session.short_term)
         await self.sessions.save(session)
 
 
@@ -347,6 +359,18 @@ def _outcome(
 def _meta(turn: Turn, key: str) -> dict[str, Any]:
     value = (turn.meta or {}).get(key)
     return value if isinstance(value, dict) else {}
+
+
+def _masked_outcome(outcome: TurnOutcome, mask: Masker) -> TurnOutcome:
+    """What the turn answers, personal numbers masked (workflow and proposal views are masked
+    by their own rules; events before they are built)."""
+    if not mask.enabled:
+        return outcome
+    outcome.slots = mask.data(outcome.slots)
+    outcome.tool_calls = mask.data(outcome.tool_calls)
+    outcome.key_facts = mask.data(outcome.key_facts)
+    outcome.suggestion = mask.data(outcome.suggestion) if outcome.suggestion else None
+    return outcome
 
 
 def _keep_short_term(session: Session, candidates: Sequence[Any]) -> None:

@@ -9,6 +9,7 @@ from typing import Literal
 from hermes_desk.actions import ActionService
 from hermes_desk.assist.records import Reading
 from hermes_desk.llm.slots import ModelSlotChannel
+from hermes_desk.masking import is_masked
 from hermes_desk.nlu import OOS, DialogueState, SlotExtractor, TurnReader, merge_model_slots
 from hermes_desk.nlu import request_act as read_act
 from hermes_desk.nlu.language import detect_language
@@ -85,7 +86,8 @@ class TurnReaderStage:
             ranking_model="context" if resolved.in_context is not None else "classifier",
             act=read_act(text),
             found=dict(found),
-            slots=state.slots_for(intent.slots),
+            # A masked value carried from an earlier turn (139****5678) is no slot value.
+            slots={k: v for k, v in state.slots_for(intent.slots).items() if not is_masked(v)},
             state=state,
             nlu_ms=nlu_ms,
             waiting=waiting,

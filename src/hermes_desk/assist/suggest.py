@@ -128,8 +128,10 @@ def facts_of(
         shown["preferences"] = ("；" if reading.language == "zh" else "; ").join(
             remembered.preferences
         )
+    # The conversation's phone, also under another intent's turn; one said earlier is carried
+    # masked (139****5678): its tail still reads back.
     number = reading.slots.get("phone") or reading.state.slots.get("phone")
-    if isinstance(number, str):  # the conversation's phone, also under another intent's turn
+    if isinstance(number, str):
         shown["phone_tail"] = number[-4:]
     outputs: dict[str, Any] = {}
     view = acting.workflow

@@ -101,6 +101,18 @@ def feedback(
 
 
 @app.command()
+def privacy(
+    rounds: Annotated[int, typer.Option(help="timed operations per figure")] = 2_000,
+    out: OutOption = None,
+) -> None:
+    """Masking an utterance, a turn record and an event; the offline after-contact summary."""
+    from hermes_desk.bench.privacy import run_privacy_bench
+
+    machine = _machine()
+    _emit("privacy", run_privacy_bench(rounds), out, machine)
+
+
+@app.command()
 def workflows(
     runs: Annotated[int, typer.Option(help="password resets per variant")] = 40,
     out: OutOption = None,

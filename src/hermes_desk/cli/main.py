@@ -57,6 +57,7 @@ def serve(
     """
     import uvicorn
 
+    from hermes_desk.api.access_log import log_config
     from hermes_desk.api.app import create_app
     from hermes_desk.cli._backend import (
         BackendPortError,
@@ -81,7 +82,10 @@ def serve(
             port=bind_port,
             log_level="info",
             timeout_graceful_shutdown=max(1, int(settings.service.request_timeout_s)),
-            access_log=settings.service.access_log,
+            # The service logs requests itself (service.access_log), without query strings
+            # (spec D3): uvicorn's own access log prints them.
+            access_log=False,
+            log_config=log_config(),
         )
 
     try:

@@ -39,8 +39,8 @@ class SuggestionFeedback:
         sessions: to find the turn an event is about (and refuse another tenant's).
         metrics: the Prometheus counters.
         max_text_chars: the longest edited text accepted (the service's text limit).
-        redact: applied to every text before it is stored (the suggestion, the agent's edit,
-            the reason): where personal numbers are masked, pass the masking function.
+        redact: ``(tenant, text) -> text``, applied to every text before it is stored (the
+            suggestion, the agent's edit, the reason): the tenant's masking of personal numbers.
     """
 
     def __init__(
@@ -51,14 +51,14 @@ class SuggestionFeedback:
         metrics: SuggestionMetrics,
         clock: Clock,
         max_text_chars: int,
-        redact: Callable[[str], str] | None = None,
+        redact: Callable[[str, str], str] | None = None,
     ) -> None:
         self.store = store
         self.sessions = sessions
         self.metrics = metrics
         self.clock = clock
         self.max_text_chars = max_text_chars
-        self.redact = redact or (lambda text: text)
+        self.redact = redact or (lambda tenant, text: text)
 
     async def shown(self, tenant: str, outcome: Mapping[str, Any]) -> None:
         """Count the suggestion a turn answered (the turn response or assist frame body).
@@ -76,7 +76,7 @@ class SuggestionFeedback:
             event="shown",
             intent=str(intent.get("name")),
             at=self.clock.now(),
-            suggestion=self.redact(str(suggestion.get("text", ""))),
+            suggestion=self.redact(tenant, str(suggestion.get("text", ""))),
         )
         try:
             await self._put(event)
@@ -123,7 +123,7 @@ class SuggestionFeedback:
             "turn_index": turn_index,
             "intent": str(meta.get("intent") or "unknown"),
             "at": self.clock.now(),
-            "suggestion": self.redact(original),
+            "suggestion": self.redact(tenant, original),
             "agent_id": agent_id,
         }
         edited = text is not None and text.strip() != original.strip()
@@ -133,14 +133,14 @@ class SuggestionFeedback:
                 problems=[{"field": "text", "message": "same as the suggestion"}],
             )
         stored: list[SuggestionEvent] = []
-        kept = self.redact(text) if text is not None else None
+        kept = self.redact(tenant, text) if text is not None else None
         if edited and kind != "edited":
             stored.append(SuggestionEvent(event="edited", text=kept, **base))  # type: ignore[arg-type]
         stored.append(
             SuggestionEvent(
                 event=kind,
                 useful=useful,
-                reason=self.redact(reason.strip()) if reason else None,
+                reason=self.redact(tenant, reason.strip()) if reason else None,
                 text=kept,
                 **base,  # type: ignore[arg-type]
             )

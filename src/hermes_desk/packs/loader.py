@@ -2,11 +2,12 @@
 
 A pack folder holds ``pack.yaml``, ``intents.yaml``, ``nlu.jsonl``, ``dialogues*.jsonl``,
 ``tools.yaml``, ``workflows/*.yaml``, ``replies.yaml``, ``compliance.yaml``, ``keyfacts.yaml``,
-``acts.yaml`` and ``kb/*.md``. Tool specs and workflow definitions are parsed by their own
-modules' loaders (which name the tool or step at fault); this module checks the pack holds
-together: every intent's tools and workflow exist, every example's and dialogue turn's intent is
-declared, every reply belongs to an intent, every reply template and note label speaks every
-language of the pack, every dialogue act has its reply.
+``acts.yaml``, ``dispositions.yaml`` (optional) and ``kb/*.md``. Tool specs and workflow
+definitions are parsed by their own modules' loaders (which name the tool or step at fault); this
+module checks the pack holds together: every intent's tools and workflow exist, every example's
+and dialogue turn's intent is declared, every reply belongs to an intent, every reply template
+and note label speaks every language of the pack, every dialogue act has its reply, every
+disposition has its labels.
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ from hermes_desk.errors import PackError
 from hermes_desk.nlu.dialogue_acts import ActPhrases
 from hermes_desk.nlu.examples import Conversation
 from hermes_desk.nlu.examples import Example as NluExample
+from hermes_desk.packs.dispositions import (
+    DEFAULT_DISPOSITIONS,
+    DispositionList,
+    dispositions_file,
+)
 from hermes_desk.packs.models import (
     ComplianceRules,
     Dialogue,
@@ -34,7 +40,7 @@ from hermes_desk.packs.models import (
     PackManifest,
 )
 
-__all__ = ["Pack", "bundled_pack_path", "load_pack"]
+__all__ = ["Pack", "bundled_pack_path", "load_dispositions", "load_pack"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -62,6 +68,7 @@ class Pack:
     conversation: dict[str, str | dict[str, str]] = field(default_factory=dict)
     #: Back-office values per language (``replies.yaml`` → ``terms``), for ``{field!t}``.
     terms: dict[str, dict[str, str]] = field(default_factory=dict)
+    dispositions: DispositionList = DEFAULT_DISPOSITIONS
 
     @property
     def name(self) -> str:
@@ -104,14 +111,26 @@ def bundled_pack_path(name: str) -> Path:
     return Path(str(resources.files("hermes_desk.packs") / name))
 
 
-def load_pack(name_or_path: str | Path, *, variables: dict[str, str] | None = None) -> Pack:
-    """Load and validate a pack: a bundled name (``ecommerce``) or a folder path."""
+def _pack_root(name_or_path: str | Path) -> Path:
     root = Path(name_or_path)
     if not root.is_dir():
         candidate = bundled_pack_path(str(name_or_path))
         if not candidate.is_dir():
             raise PackError("no such pack folder or bundled pack", file=str(name_or_path))
         root = candidate
+    return root
+
+
+def load_dispositions(name_or_path: str | Path) -> DispositionList:
+    """Only the pack's dispositions (what the API document lists), validated as in a load."""
+    root = _pack_root(name_or_path)
+    manifest = _model(PackManifest, _yaml(root / "pack.yaml"), root / "pack.yaml")
+    return _load_dispositions(root, tuple(manifest.languages))
+
+
+def load_pack(name_or_path: str | Path, *, variables: dict[str, str] | None = None) -> Pack:
+    """Load and validate a pack: a bundled name (``ecommerce``) or a folder path."""
+    root = _pack_root(name_or_path)
     manifest = _model(PackManifest, _yaml(root / "pack.yaml"), root / "pack.yaml")
     intents = _load_intents(root / "intents.yaml")
     examples = _load_examples(root / "nlu.jsonl", intents)
@@ -124,6 +143,7 @@ def load_pack(name_or_path: str | Path, *, variables: dict[str, str] | None = No
     tool_specs = _load_tools(root / "tools.yaml", variables or {})
     workflows = _load_workflows(root / "workflows")
     _check_references(root, intents, tool_specs, workflows)
+    dispositions = _load_dispositions(root, tuple(manifest.languages))
     return Pack(
         manifest=manifest,
         root=root,
@@ -138,6 +158,7 @@ def load_pack(name_or_path: str | Path, *, variables: dict[str, str] | None = No
         acts=acts,
         conversation=conversation,
         terms=terms,
+        dispositions=dispositions,
     )
 
 
@@ -352,6 +373,22 @@ def _load_workflows(folder: Path) -> dict[str, Any]:
         definition = load_workflow_file(path)
         workflows[definition.name] = definition
     return workflows
+
+
+def _load_dispositions(root: Path, languages: tuple[str, ...]) -> DispositionList:
+    """``dispositions.yaml`` (optional): every label in each of the pack's languages."""
+    path = dispositions_file(root)
+    if not path.exists():
+        return DEFAULT_DISPOSITIONS
+    found = _model(DispositionList, _yaml(path), path)
+    for disposition_id, language in found.check_languages(languages):
+        raise PackError(
+            f"label lacks the pack's language {language!r}",
+            file=str(path),
+            item=disposition_id,
+            field="label",
+        )
+    return found
 
 
 def _check_references(

@@ -644,12 +644,26 @@
 
   // -- the session socket ---------------------------------------------------------------------
 
-  function connect() {
+  async function connect() {
     clearTimeout(state.reconnect);
     if (!state.sessionId) return;
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
     const query = new URLSearchParams({ user_id: state.user });
-    if (apiKey()) query.set("api_key", apiKey());
+    if (apiKey()) {
+      // The key stays in a header: the socket opens with a one-use ticket, never the key.
+      const sid = state.sessionId;
+      try {
+        const grant = await api(`/v1/sessions/${encodeURIComponent(sid)}/ws-ticket`, {
+          method: "POST",
+          body: JSON.stringify({ user_id: state.user }),
+        });
+        if (grant.ticket) query.set("ticket", grant.ticket);
+      } catch (error) {
+        showAlert(error.message);
+        return;
+      }
+      if (state.sessionId !== sid) return;
+    }
     const url = `${scheme}//${location.host}/v1/sessions/${encodeURIComponent(state.sessionId)}/ws?${query}`;
     const socket = new WebSocket(url);
     state.socket = socket;
