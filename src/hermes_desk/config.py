@@ -80,8 +80,9 @@ class ServiceSettings(_Section):
     max_text_chars: int = Field(2_000, gt=0, description="longest utterance accepted")
     access_log: bool = Field(
         False,
-        description="one log line per request (uvicorn's access log); off by default: it costs "
-        "CPU on every request, and a load balancer in front logs them anyway",
+        description="one log line per request (method, route template, status, time: never a "
+        "query string, key or customer id); off by default: it costs CPU on every request, "
+        "and a load balancer in front logs them anyway",
     )
     api_keys: dict[str, str] = Field(
         default_factory=dict,

@@ -20,13 +20,13 @@ def test_requests_are_logged_by_route_template_only(
     tmp_path: Path, pack_model_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings = Settings(
-        service={"data_dir": tmp_path, "api_keys": {KEY: "acme"}},
+        service={"data_dir": tmp_path, "api_keys": {KEY: "acme"}, "access_log": True},
         nlu={"model_dir": pack_model_dir},
         workflows={"watchdog_interval_s": 3600},
     )
     caplog.set_level(logging.INFO, logger="hermes_desk.access")
     with (
-        serve_in_thread(create_app(settings), startup_timeout_s=60) as url,
+        serve_in_thread(create_app(settings)) as url,
         httpx.Client(base_url=url, headers={"x-api-key": KEY}) as client,
     ):
         sid = client.post("/v1/sessions", json={"user_id": "cust-42"}).json()["session_id"]
@@ -58,3 +58,17 @@ def test_serve_turns_uvicorns_access_log_off_and_redacts_every_handler() -> None
     handlers = config["handlers"]
     assert isinstance(handlers, dict)
     assert all(h["filters"] == ["redact"] for h in handlers.values())
+
+
+def test_no_access_log_unless_asked(
+    tmp_path: Path, pack_model_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = Settings(
+        service={"data_dir": tmp_path},
+        nlu={"model_dir": pack_model_dir},
+        workflows={"watchdog_interval_s": 3600},
+    )
+    caplog.set_level(logging.INFO, logger="hermes_desk.access")
+    with serve_in_thread(create_app(settings)) as url, httpx.Client(base_url=url) as client:
+        assert client.post("/v1/sessions", json={"user_id": "cust-42"}).status_code == 201
+    assert [r for r in caplog.records if r.name == "hermes_desk.access"] == []

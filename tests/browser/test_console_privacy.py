@@ -26,7 +26,7 @@ def keyed_console(tmp_path: Path, model_dir: Path, backend_url: str) -> Iterator
         nlu={"model_dir": model_dir},
         workflows={"watchdog_interval_s": 3600},
     )
-    with serve_in_thread(create_app(settings), startup_timeout_s=60) as url:
+    with serve_in_thread(create_app(settings)) as url:
         yield Console(url, backend_url, settings)
 
 

@@ -31,7 +31,7 @@ def service(tmp_path: Path, model_dir: Path) -> Iterator[str]:
             nlu={"model_dir": model_dir},
             workflows={"watchdog_interval_s": 3600},
         )
-        with serve_in_thread(create_app(settings), startup_timeout_s=60) as url:
+        with serve_in_thread(create_app(settings)) as url:
             yield url
 
 

@@ -215,7 +215,7 @@ def test_no_store_log_or_event_keeps_a_personal_number_in_clear(
     answers: list[Any] = []
     headers = {"x-api-key": KEY}
     with (
-        serve_in_thread(app, startup_timeout_s=60) as url,
+        serve_in_thread(app) as url,
         httpx.Client(base_url=url, headers=headers, timeout=60) as client,
     ):
 

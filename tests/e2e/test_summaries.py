@@ -176,7 +176,7 @@ def chained(
             },
         )
         with (
-            serve_in_thread(create_app(settings), startup_timeout_s=60) as url,
+            serve_in_thread(create_app(settings)) as url,
             httpx.Client(base_url=url, timeout=60) as client,
         ):
             yield Service(url, backend_url, client, settings), server
