@@ -24,10 +24,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="keep the sample data's dates as written (default: moved to today)",
     )
+    parser.add_argument(
+        "--data", default=None, help="JSON file with the data to start from (default: the sample)"
+    )
     parser.add_argument("--log-level", default="warning")
     args = parser.parse_args(argv)
 
     import datetime as dt
+    import json
+    from pathlib import Path
 
     import uvicorn
 
@@ -38,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         seed=args.seed,
         require_verified_phone=args.require_verified_phone,
         today=None if args.sample_dates else dt.date.today(),
+        data=json.loads(Path(args.data).read_text(encoding="utf-8")) if args.data else None,
     )
     print(f"Hermes Desk demo backend on http://{args.host}:{args.port}", flush=True)
     uvicorn.run(create_app(state), host=args.host, port=args.port, log_level=args.log_level)

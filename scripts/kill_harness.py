@@ -42,6 +42,8 @@ DATA: dict[str, Any] = json.loads((ROOT / "demo_backend" / "data.json").read_tex
 OWNERS = {u["phone"]: u["user_id"] for u in DATA["users"]} | {
     o["order_id"]: o["user_id"] for o in DATA["orders"]
 }
+#: the workflow statuses that end it
+TERMINAL = {"completed", "failed", "escalated"}
 DEFAULT_SERVICE_CMD = f"{sys.executable} -m hermes_desk serve --port {{port}}"
 
 

@@ -35,6 +35,7 @@ from kill_harness import (
     ORDERS,
     OWNERS,
     PHONES,
+    TERMINAL,
     Backend,
     Service,
     call,
@@ -43,7 +44,6 @@ from kill_harness import (
     writes_executed,
 )
 
-TERMINAL = {"completed", "failed", "escalated"}
 #: the steps that wait for the customer, and the slot each asks for
 ASKS = {"verify_code": "sms_code"}
 APPROVAL = "approval:"

@@ -42,6 +42,7 @@ from kill_harness import (
     DATA,
     DEFAULT_SERVICE_CMD,
     LATENCY_MS,
+    TERMINAL,
     Backend,
     Service,
     call,
@@ -50,7 +51,6 @@ from kill_harness import (
     writes_executed,
 )
 
-TERMINAL = {"completed", "failed", "escalated"}
 KINDS = ("order", "logistics", "complaint", "password_reset")
 CODE = "<sms code>"
 NO_CALLS = "请不要给我打电话，有事发短信"

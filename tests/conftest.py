@@ -37,10 +37,12 @@ def _train_pack_model() -> Path:
     """Train (or load from the shared cache) the bundled pack's intent model; its folder."""
     from hermes_desk.config import Settings
     from hermes_desk.packs import load_pack
-    from hermes_desk.runtime import load_intent_model
+    from hermes_desk.runtime import load_intent_model, load_sentiment_model
 
     settings = Settings()
-    load_intent_model(load_pack(settings.service.pack), settings)
+    pack = load_pack(settings.service.pack)
+    load_intent_model(pack, settings)
+    load_sentiment_model(pack, settings)
     return settings.model_dir
 
 

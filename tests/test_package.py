@@ -21,7 +21,8 @@ def test_importing_the_modules_loads_no_optional_dependency() -> None:
     code = (
         "import sys, hermes_desk, hermes_desk.sessions, hermes_desk.nlu, hermes_desk.tools, "
         "hermes_desk.workflows, hermes_desk.memory, hermes_desk.llm, hermes_desk.packs, "
-        "hermes_desk.actions, hermes_desk.assist, hermes_desk.runtime, hermes_desk.api.app\n"
+        "hermes_desk.actions, hermes_desk.assist, hermes_desk.runtime, hermes_desk.api.app, "
+        "hermes_desk.sentiment, hermes_desk.supervision\n"
         f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     )
     out = subprocess.run(

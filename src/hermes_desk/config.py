@@ -31,6 +31,7 @@ from hermes_desk.errors import ConfigError
 __all__ = [
     "ActionSettings",
     "BreakerSettings",
+    "FeedbackSettings",
     "KnowledgeSettings",
     "LlmLinkSettings",
     "LlmSettings",
@@ -38,9 +39,12 @@ __all__ = [
     "McpSettings",
     "MemorySettings",
     "NluSettings",
+    "PrivacySettings",
     "ServiceSettings",
     "SessionSettings",
     "Settings",
+    "SummarySettings",
+    "TenantPrivacySettings",
     "ToolSettings",
     "WorkflowSettings",
 ]
@@ -52,6 +56,9 @@ TENANT_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 #: the intent classifiers a pack can be read with (``hermes_desk.nlu`` builds each)
 ClassifierKind = Literal["ensemble", "linear", "mlp", "crf"]
 CLASSIFIER_KINDS: tuple[str, ...] = get_args(ClassifierKind)
+#: the kinds of personal number that can be masked (:mod:`hermes_desk.masking`)
+MaskKind = Literal["phone", "id_card", "bank_card", "email", "code"]
+MASK_KINDS: tuple[MaskKind, ...] = get_args(MaskKind)
 
 
 class _Section(BaseModel):
@@ -72,6 +79,12 @@ class ServiceSettings(_Section):
     request_timeout_s: float = Field(30.0, gt=0, description="global per-request limit (W7)")
     max_body_bytes: int = Field(64 * 1024, gt=0, description="larger request bodies get 413")
     max_text_chars: int = Field(2_000, gt=0, description="longest utterance accepted")
+    access_log: bool = Field(
+        False,
+        description="one log line per request (method, route template, status, time: never a "
+        "query string, key or customer id); off by default: it costs CPU on every request, "
+        "and a load balancer in front logs them anyway",
+    )
     api_keys: dict[str, str] = Field(
         default_factory=dict,
         description=f"API key (≥ {MIN_API_KEY_CHARS} characters) → tenant; empty = no auth, "
@@ -127,6 +140,27 @@ class NluSettings(_Section):
     )
 
 
+class SentimentSettings(_Section):
+    enabled: bool = Field(True, description="sentiment on every customer turn")
+    c: float = Field(4.0, gt=0, description="inverse regularisation of the logistic regression")
+    balanced: bool = Field(
+        True, description="weigh classes by inverse frequency (chat turns are mostly neutral)"
+    )
+    negative_threshold: float | None = Field(
+        0.3,
+        ge=0,
+        le=1,
+        description="P(negative) at which a turn is negative even if another class is likelier "
+        "(null: the likeliest class)",
+    )
+    extra_corpus: Path | None = Field(
+        None,
+        description="more labelled JSONL ({text, label} or dialogues) to train on with the "
+        "pack's sentiment.jsonl, e.g. a review corpus you hold; read once, at training time",
+    )
+    extra_limit: int = Field(20_000, ge=1, description="at most this many extra_corpus lines")
+
+
 class BreakerSettings(_Section):
     consecutive_timeouts: int = Field(3, ge=1, description="slow calls in a row that open it")
     slow_call_s: float = Field(3.0, gt=0, description="a call slower than this counts as a timeout")
@@ -173,6 +207,15 @@ class ActionSettings(_Section):
     expiry_interval_s: float = Field(15.0, gt=0, description="how often expired ones are swept")
     store: Literal["sqlite", "memory", "redis"] = Field(
         "sqlite", description="proposals: sqlite (data folder) | memory | redis"
+    )
+    redis_url: str = "redis://127.0.0.1:6379/0"
+
+
+class FeedbackSettings(_Section):
+    """What agents did with suggestions (inserted, copied, edited, rated), per tenant."""
+
+    store: Literal["sqlite", "memory", "redis"] = Field(
+        "sqlite", description="suggestion feedback: sqlite (data folder) | memory | redis"
     )
     redis_url: str = "redis://127.0.0.1:6379/0"
 
@@ -287,6 +330,34 @@ class _YamlSource(PydanticBaseSettingsSource):
         return data
 
 
+class TenantPrivacySettings(_Section):
+    mask: bool = Field(True, description="mask this tenant's personal numbers")
+    kinds: list[MaskKind] | None = Field(
+        None, description="kinds masked for this tenant (default: the privacy section's)"
+    )
+
+
+class PrivacySettings(_Section):
+    mask: bool = Field(
+        True, description="mask personal numbers in stored transcripts, archives, events"
+    )
+    kinds: list[MaskKind] = Field(
+        default_factory=lambda: list(MASK_KINDS),
+        description="phone | id_card | bank_card | email | code (one-time codes)",
+    )
+    tenants: dict[str, TenantPrivacySettings] = Field(
+        default_factory=dict, description="per-tenant overrides: tenant → {mask, kinds}"
+    )
+
+
+class SummarySettings(_Section):
+    use_model: bool = Field(
+        True, description="with a model chain, the model writes the summary (offline fallback)"
+    )
+    timeout_s: float = Field(15.0, gt=0, description="limit of the model's summary call")
+    max_chars: int = Field(1_200, gt=0, description="longest summary kept")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="HERMES_", env_nested_delimiter="__", extra="forbid", frozen=True
@@ -295,13 +366,17 @@ class Settings(BaseSettings):
     service: ServiceSettings = ServiceSettings()
     sessions: SessionSettings = SessionSettings()
     nlu: NluSettings = NluSettings()
+    sentiment: SentimentSettings = SentimentSettings()
     tools: ToolSettings = ToolSettings()
     knowledge: KnowledgeSettings = KnowledgeSettings()
     workflows: WorkflowSettings = WorkflowSettings()
     actions: ActionSettings = ActionSettings()
+    feedback: FeedbackSettings = FeedbackSettings()
     memory: MemorySettings = MemorySettings()
     llm: LlmSettings = LlmSettings()
     mcp: McpSettings = McpSettings()
+    privacy: PrivacySettings = PrivacySettings()
+    summary: SummarySettings = SummarySettings()
 
     _yaml_path: Path | None = None
 

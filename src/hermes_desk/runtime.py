@@ -24,10 +24,12 @@ from hermes_desk.clock import Clock, SystemClock
 from hermes_desk.compliance import ComplianceChecker
 from hermes_desk.config import Settings
 from hermes_desk.events import Event, FanoutSink, LoggingSink, MemorySink, TurnCollector
+from hermes_desk.feedback import SuggestionFeedback, SuggestionMetrics, build_feedback_store
 from hermes_desk.llm.messages import ResponderInput
 from hermes_desk.llm.offline import OfflineResponder
 from hermes_desk.llm.slots import ModelSlotChannel
 from hermes_desk.llm.usage import UsageLedger
+from hermes_desk.masking import Masking, MaskingSink
 from hermes_desk.memory import (
     HttpSupportsVerifier,
     KeyFactFilter,
@@ -37,7 +39,13 @@ from hermes_desk.memory import (
     build_memory_store,
 )
 from hermes_desk.nlu import SlotExtractor, TurnReader, load_or_train
-from hermes_desk.packs import Pack, load_pack
+from hermes_desk.packs import Pack, PackLabels, load_labels, load_pack
+from hermes_desk.sentiment import (
+    SentimentLexicon,
+    SentimentModel,
+    load_labelled,
+    load_or_train_sentiment,
+)
 from hermes_desk.sessions import (
     Session,
     SessionManager,
@@ -46,6 +54,8 @@ from hermes_desk.sessions import (
     build_session_store,
 )
 from hermes_desk.storage import SqliteDatabase
+from hermes_desk.summary import SqliteSummaryStore, SummaryService, SummaryWriter
+from hermes_desk.supervision import AlertDetector, SupervisorBoard
 from hermes_desk.tools import (
     KnowledgeBase,
     ToolExecutor,
@@ -103,6 +113,12 @@ class Runtime:
     usage: UsageLedger
     actions: ActionService
     assistant: Assistant
+    feedback: SuggestionFeedback
+    labels: PackLabels
+    board: SupervisorBoard = field(default_factory=SupervisorBoard)
+    sentiment: SentimentModel | None = None
+    masking: Masking = field(default_factory=Masking)
+    summaries: SummaryService | None = None
     mcp: Any = None
     _group: anyio.abc.TaskGroup | None = field(default=None, repr=False)
     _closers: list[Callable[[], Awaitable[Any]]] = field(default_factory=list, repr=False)
@@ -134,6 +150,9 @@ class Runtime:
         self._group.start_soon(scheduler.run_forever)
         self._group.start_soon(self._decay_sweeper)
         self._group.start_soon(self.actions.run_expiry)
+        # jieba loads its dictionary on first use (about a second of CPU): pay it now, beside
+        # the start, rather than in the first customer's turn.
+        self._group.start_soon(anyio.to_thread.run_sync, _warm_tokenizer)
         if self.mcp is not None:
             self._group.start_soon(self._mcp_retry, self.mcp)
         resumed = await self.workflows.recover()
@@ -164,6 +183,7 @@ class Runtime:
             "snapshot": self.workflows.store,
             "proposal": self.actions.store,
             "memory": self.memory.store,
+            "feedback": self.feedback.store,
         }
 
     async def check_stores(self, *, timeout_s: float = _PING_TIMEOUT_S) -> dict[str, str | None]:
@@ -199,11 +219,21 @@ class Runtime:
         await self.sessions.aclose()
         await self.memory.close()
         await self.actions.store.aclose()
+        await self.feedback.store.aclose()
         for close in reversed(self._closers):
             await close()
         await self.http.aclose()
         self.kb.close()
         self.database.close()
+
+
+def _warm_tokenizer() -> None:
+    import logging
+
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    jieba.initialize()
 
 
 def _model_side(
@@ -213,12 +243,12 @@ def _model_side(
     sink: FanoutSink,
     clock: Clock,
     usage: UsageLedger,
-) -> tuple[Responder, ModelSlotChannel | None, Callable[[], Awaitable[Any]] | None]:
+) -> tuple[Responder, ModelSlotChannel | None, Callable[[], Awaitable[Any]] | None, SummaryWriter]:
     """Offline only (the default), or the model chain ending in the offline responder, which
-    also serves as the second slot channel."""
-    offline = OfflineResponder(pack.replies)
+    also serves as the second slot channel and writes the summaries."""
+    offline = OfflineResponder(pack.replies, conversation=pack.conversation, terms=pack.terms)
     if settings.llm.chain == ["offline"]:
-        return OfflineSuggester(offline), None, None
+        return OfflineSuggester(offline), None, None, SummaryWriter(None)
     from hermes_desk.llm.factory import build_chain
     from hermes_desk.llm.responder import ModelResponder
     from hermes_desk.sessions import build_trimmer
@@ -244,7 +274,12 @@ def _model_side(
         history=history,
         max_tool_rounds=settings.llm.max_tool_rounds,
     )
-    return responder, ModelSlotChannel(chain, events=sink, clock=clock), chain.aclose
+    writer = SummaryWriter(
+        chain if settings.summary.use_model else None,
+        timeout_s=settings.summary.timeout_s,
+        max_chars=settings.summary.max_chars,
+    )
+    return responder, ModelSlotChannel(chain, events=sink, clock=clock), chain.aclose, writer
 
 
 def _read_tools(names: Sequence[str], tools: ToolExecutor) -> list[str]:
@@ -261,6 +296,25 @@ def load_intent_model(pack: Pack, settings: Settings) -> TurnReader:
     return load_or_train(examples, settings.nlu, settings.model_dir, dialogues=dialogues)
 
 
+def load_sentiment_model(pack: Pack, settings: Settings) -> SentimentModel | None:
+    """The pack's sentiment model, trained once from ``sentiment.jsonl`` (and the settings'
+    ``extra_corpus``) with ``sentiment_lexicon.yaml`` and ``sentiment_polarity_zh.tsv``, and
+    cached; None when the pack has no labelled turns or sentiment is switched off."""
+    options = settings.sentiment
+    labelled = pack.optional_file("sentiment.jsonl")
+    if not options.enabled or labelled is None:
+        return None
+    lexicon = SentimentLexicon.from_folder(pack.root)
+    pairs = load_labelled(labelled)
+    if options.extra_corpus is not None:
+        pairs += load_labelled(options.extra_corpus, limit=options.extra_limit)
+    model = load_or_train_sentiment(
+        pairs, lexicon, settings.model_dir, c=options.c, balanced=options.balanced
+    )
+    model.negative_threshold = options.negative_threshold
+    return model
+
+
 def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
     """Load the pack, train or load the intent model, and wire every module."""
     clock = clock or SystemClock()
@@ -270,17 +324,25 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
     pack = load_pack(settings.service.pack, variables=variables)
 
     recent = MemorySink()
-    sink = FanoutSink([recent, TurnCollector(), LoggingSink()])
+    masking = Masking(settings.privacy)
+    board = SupervisorBoard()
+    # Every event is masked once, before any sink (recent, the turn's own, the log, the
+    # supervisor board) sees it.
+    sink = FanoutSink(
+        [MaskingSink(FanoutSink([recent, TurnCollector(), LoggingSink(), board]), masking)]
+    )
     database = SqliteDatabase(settings.database_path)
 
+    archive = SqliteSessionArchive(database, masking=masking)
     sessions = SessionManager(
         build_session_store(settings.sessions, data_dir=data_dir, clock=clock),
         settings.sessions,
         clock=clock,
-        archive=SqliteSessionArchive(database),
+        archive=archive,
         events=sink,
     )
     intents = load_intent_model(pack, settings)
+    sentiment = load_sentiment_model(pack, settings)
     slot_extractor = SlotExtractor(clock)
 
     http = httpx.AsyncClient()
@@ -308,6 +370,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         settings=settings.workflows,
         clock=clock,
         events=sink,
+        masking=masking,
     )
     keyfacts = (
         KeyFactFilter.from_pack(pack.root, min_signals=settings.memory.key_fact_min_signals)
@@ -340,7 +403,9 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
 
     sessions.on_destroy(settle_usage)
 
-    responder, model_slots, close_chain = _model_side(settings, pack, tools, sink, clock, usage)
+    responder, model_slots, close_chain, writer = _model_side(
+        settings, pack, tools, sink, clock, usage
+    )
     actions = ActionService(
         store=build_proposal_store(settings.actions, data_dir=data_dir),
         tools=tools,
@@ -348,7 +413,21 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         settings=settings.actions,
         clock=clock,
         events=sink,
+        masking=masking,
     )
+    summaries = SummaryService(
+        pack=pack,
+        sessions=sessions,
+        archive=archive,
+        store=SqliteSummaryStore(database),
+        actions=actions,
+        workflows=workflows,
+        writer=writer,
+        masking=masking,
+        clock=clock,
+    )
+    # After the memory and usage hooks: the summary is kept with the archive as it ends.
+    sessions.on_destroy(summaries.session_ended)
     compliance = ComplianceChecker(pack.compliance)
     assistant = Assistant(
         pack=pack,
@@ -367,6 +446,18 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         max_text_chars=settings.service.max_text_chars,
         model_slots=model_slots,
         max_cards=settings.knowledge.max_cards,
+        sentiment=sentiment,
+        alerts=AlertDetector(pack.compliance.alerts),
+        masking=masking,
+    )
+    feedback = SuggestionFeedback(
+        build_feedback_store(settings.feedback, data_dir=data_dir),
+        sessions,
+        # On the tools' registry: /metrics renders one registry.
+        metrics=SuggestionMetrics(tools.metrics.registry),
+        clock=clock,
+        max_text_chars=settings.service.max_text_chars,
+        redact=lambda tenant, text: masking.for_tenant(tenant).text(text),
     )
     runtime = Runtime(
         settings=settings,
@@ -389,6 +480,12 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         usage=usage,
         actions=actions,
         assistant=assistant,
+        feedback=feedback,
+        labels=load_labels(pack),
+        board=board,
+        sentiment=sentiment,
+        masking=masking,
+        summaries=summaries,
     )
     if close_chain is not None:
         runtime._closers.append(close_chain)

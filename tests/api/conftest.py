@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,3 +56,49 @@ def api(tmp_path_factory: pytest.TempPathFactory, pack_model_dir: Path) -> Itera
             httpx.Client(base_url=url, headers={"X-API-Key": API_KEY}, timeout=60) as client,
         ):
             yield Api(url, settings, client)
+
+
+# The session WebSocket tests' service: no API key, its own data folder per test.
+
+
+@dataclass
+class Service:
+    url: str
+    backend_url: str
+    settings: Settings
+
+    def ws_url(self, session_id: str, **query: str) -> str:
+        params = httpx.QueryParams(query)
+        return f"{self.url.replace('http://', 'ws://')}/v1/sessions/{session_id}/ws?{params}"
+
+
+@pytest.fixture(scope="module")
+def backend_url() -> Iterator[str]:
+    with serve_in_thread(create_backend()) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def model_dir(pack_model_dir: Path) -> Path:
+    return pack_model_dir  # trained once per run, before any server starts
+
+
+def ws_settings(data_dir: Path, model_dir: Path, backend_url: str, **service: Any) -> Settings:
+    return Settings(
+        service={"data_dir": data_dir, "backend_url": backend_url, **service},
+        nlu={"model_dir": model_dir},
+        workflows={"watchdog_interval_s": 3600},
+    )
+
+
+@pytest.fixture
+def service(tmp_path: Path, model_dir: Path, backend_url: str) -> Iterator[Service]:
+    settings = ws_settings(tmp_path, model_dir, backend_url)
+    with serve_in_thread(create_app(settings)) as url:
+        yield Service(url, backend_url, settings)
+
+
+@pytest.fixture
+async def client(service: Service) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=service.url, timeout=30) as http:
+        yield http

@@ -21,7 +21,9 @@ EXAMPLES = 100
 # The document of a service built with the same settings as the one the tests start (one
 # test per operation); the first test checks the served document is this one.
 DOCUMENT = create_app(contract_settings()).openapi()
-schema = schemathesis.openapi.from_dict(DOCUMENT)
+# The supervisor's event stream stays open by design (a generated request would wait for
+# ever); its auth and first event are tested in tests/api/test_alerts.py.
+schema = schemathesis.openapi.from_dict(DOCUMENT).exclude(path="/v1/supervisor/events")
 
 
 def test_the_served_document_is_the_one_tested(api: Api) -> None:

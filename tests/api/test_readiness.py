@@ -1,5 +1,5 @@
-"""``/readyz`` pings every configured store (session, breaker, snapshot, proposal, memory): 200
-listing them when all answer, 503 with a JSON body naming each one that does not."""
+"""``/readyz`` pings every configured store (session, breaker, snapshot, proposal, memory,
+feedback): 200 listing them when all answer, 503 with a JSON body naming each one that does not."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hermes_desk.api.app import create_app
 from hermes_desk.config import Settings
 from hermes_desk.testing.servers import serve_in_thread
 
-STORES = ["session", "breaker", "snapshot", "proposal", "memory"]
+STORES = ["session", "breaker", "snapshot", "proposal", "memory", "feedback"]
 #: Nothing listens on port 1: a connection there is refused at once.
 DOWN_REDIS = "redis://127.0.0.1:1/0"
 DOWN_POSTGRES = "postgresql://127.0.0.1:1/test?connect_timeout=1"
@@ -36,7 +36,7 @@ def _settings(data_dir: Path, **sections: Any) -> Settings:
 def _readyz(settings: Settings, *then: tuple[str, str, dict[str, Any]]) -> list[httpx.Response]:
     """Start the service, ask ``/readyz``, then each ``(method, path, json)``; stop it."""
     with (
-        serve_in_thread(create_app(settings), startup_timeout_s=60) as url,
+        serve_in_thread(create_app(settings)) as url,
         httpx.Client(base_url=url, timeout=60) as client,
     ):
         answers = [client.get("/readyz")]
@@ -71,11 +71,13 @@ def test_not_ready_names_every_store_that_is_down(tmp_path: Path) -> None:
         sessions=redis,
         tools={"breaker": redis},
         actions=redis,
+        feedback=redis,
         memory={"store": "postgres", "postgres_dsn": DOWN_POSTGRES},
     )
     [ready] = _readyz(settings)
     assert ready.status_code == 503
-    assert set(ready.json()["error"]["stores"]) == {"session", "breaker", "proposal", "memory"}
+    down = {"session", "breaker", "proposal", "memory", "feedback"}
+    assert set(ready.json()["error"]["stores"]) == down
 
 
 @pytest.mark.redis
@@ -90,6 +92,7 @@ def test_ready_when_every_shared_store_answers(
         tools={"breaker": redis},
         workflows={"snapshot_store": "redis", "redis_url": redis_url},
         actions=redis,
+        feedback=redis,
         memory={"store": "postgres", "postgres_dsn": postgres_dsn},
     )
     [ready] = _readyz(settings)

@@ -4,68 +4,24 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from tests.api.conftest import Service
+from tests.api.conftest import ws_settings as _settings
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from demo_backend import create_app as create_backend
 from hermes_desk.api.app import create_app
-from hermes_desk.config import Settings
 from hermes_desk.testing.servers import serve_in_thread
 
 pytestmark = pytest.mark.anyio
 
 ORDER = "202405201234"
 KEY = "key-of-acme-0123456789"
-
-
-@dataclass
-class Service:
-    url: str
-    backend_url: str
-    settings: Settings
-
-    def ws_url(self, session_id: str, **query: str) -> str:
-        params = httpx.QueryParams(query)
-        return f"{self.url.replace('http://', 'ws://')}/v1/sessions/{session_id}/ws?{params}"
-
-
-@pytest.fixture(scope="module")
-def backend_url() -> Iterator[str]:
-    with serve_in_thread(create_backend()) as url:
-        yield url
-
-
-@pytest.fixture(scope="session")
-def model_dir(pack_model_dir: Path) -> Path:
-    return pack_model_dir  # trained once per run, before any server starts
-
-
-def _settings(data_dir: Path, model_dir: Path, backend_url: str, **service: Any) -> Settings:
-    return Settings(
-        service={"data_dir": data_dir, "backend_url": backend_url, **service},
-        nlu={"model_dir": model_dir},
-        workflows={"watchdog_interval_s": 3600},
-    )
-
-
-@pytest.fixture
-def service(tmp_path: Path, model_dir: Path, backend_url: str) -> Iterator[Service]:
-    settings = _settings(tmp_path, model_dir, backend_url)
-    with serve_in_thread(create_app(settings), startup_timeout_s=60) as url:
-        yield Service(url, backend_url, settings)
-
-
-@pytest.fixture
-async def client(service: Service) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=service.url, timeout=30) as http:
-        yield http
 
 
 async def _open(client: httpx.AsyncClient, user: str) -> str:
@@ -286,7 +242,7 @@ async def test_a_missing_user_id_is_refused(service: Service, client: httpx.Asyn
 @pytest.fixture
 def keyed(tmp_path: Path, model_dir: Path, backend_url: str) -> Iterator[Service]:
     settings = _settings(tmp_path, model_dir, backend_url, api_keys={KEY: "acme"})
-    with serve_in_thread(create_app(settings), startup_timeout_s=60) as url:
+    with serve_in_thread(create_app(settings)) as url:
         yield Service(url, backend_url, settings)
 
 
@@ -303,12 +259,21 @@ async def test_keys_configured_and_no_valid_key_closes_with_4401(
     assert error["error"]["code"] == "unauthorized"
 
 
-@pytest.mark.parametrize("how", ["query", "header"])
+async def _ticket(http: httpx.AsyncClient, sid: str, user: str = "u1001") -> str:
+    response = await http.post(f"/v1/sessions/{sid}/ws-ticket", json={"user_id": user})
+    assert response.status_code == 200, response.text
+    ticket = response.json()["ticket"]
+    assert isinstance(ticket, str) and KEY not in ticket
+    return ticket
+
+
+@pytest.mark.parametrize("how", ["ticket", "header"])
 async def test_a_valid_key_reaches_the_tenants_session(keyed: Service, how: str) -> None:
     async with httpx.AsyncClient(base_url=keyed.url, headers={"x-api-key": KEY}) as http:
         sid = await _open(http, "u1001")
-    if how == "query":
-        socket_cm = connect(keyed.ws_url(sid, user_id="u1001", api_key=KEY))
+        ticket = await _ticket(http, sid)
+    if how == "ticket":
+        socket_cm = connect(keyed.ws_url(sid, user_id="u1001", ticket=ticket))
     else:
         socket_cm = connect(
             keyed.ws_url(sid, user_id="u1001"), additional_headers={"X-API-Key": KEY}
@@ -317,11 +282,43 @@ async def test_a_valid_key_reaches_the_tenants_session(keyed: Service, how: str)
         assert (await _ready(socket))["session_id"] == sid
 
 
+async def test_a_key_in_the_url_is_refused_even_when_valid(keyed: Service) -> None:
+    async with httpx.AsyncClient(base_url=keyed.url, headers={"x-api-key": KEY}) as http:
+        sid = await _open(http, "u1001")
+    async with connect(keyed.ws_url(sid, user_id="u1001", api_key=KEY)) as socket:
+        error = await _recv(socket)
+        assert await _closed_with(socket) == 4401
+    assert "ticket" in error["error"]["message"] and KEY not in error["error"]["message"]
+
+
+async def test_a_ticket_opens_one_socket_on_its_own_session_only(keyed: Service) -> None:
+    async with httpx.AsyncClient(base_url=keyed.url, headers={"x-api-key": KEY}) as http:
+        sid = await _open(http, "u1001")
+        other = await _open(http, "u1002")
+        ticket = await _ticket(http, sid)
+        # Asking for another customer's session: "not found", no ticket.
+        foreign = await http.post(f"/v1/sessions/{sid}/ws-ticket", json={"user_id": "u1002"})
+        assert foreign.status_code == 404
+    for url in (
+        keyed.ws_url(other, user_id="u1002", ticket=ticket),  # another session
+        keyed.ws_url(sid, user_id="u1002", ticket=ticket),  # another customer
+        keyed.ws_url(sid, user_id="u1001", ticket=ticket[:-2] + "xx"),  # forged
+    ):
+        async with connect(url) as socket:
+            await _recv(socket)
+            assert await _closed_with(socket) == 4401
+    async with connect(keyed.ws_url(sid, ticket=ticket)) as socket:
+        assert (await _ready(socket))["user_id"] == "u1001"
+    async with connect(keyed.ws_url(sid, user_id="u1001", ticket=ticket)) as socket:
+        await _recv(socket)
+        assert await _closed_with(socket) == 4401, "a ticket opens one socket"
+
+
 async def test_a_turn_that_breaks_is_reported_and_the_socket_keeps_working(
     tmp_path: Path, model_dir: Path, backend_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     app = create_app(_settings(tmp_path, model_dir, backend_url))
-    with serve_in_thread(app, startup_timeout_s=60) as url:
+    with serve_in_thread(app) as url:
         service = Service(url, backend_url, app.state.runtime.settings)
         assistant = app.state.runtime.assistant
         original = assistant.turn

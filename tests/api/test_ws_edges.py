@@ -15,11 +15,11 @@ import anyio
 import httpx
 import pytest
 from fastapi import FastAPI
-from tests.api.test_ws import ORDER, Service, _open, _ready, _recv, _segment, _settings, _turns
+from tests.api.conftest import Service
+from tests.api.test_ws import ORDER, _open, _ready, _recv, _segment, _turns
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from demo_backend import create_app as create_backend
 from hermes_desk.api.app import create_app
 from hermes_desk.api.payload import MAX_DEPTH
 from hermes_desk.config import Settings
@@ -28,25 +28,6 @@ from hermes_desk.testing import FakeClock
 from hermes_desk.testing.servers import serve_in_thread
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def backend_url() -> Iterator[str]:
-    with serve_in_thread(create_backend()) as url:
-        yield url
-
-
-@pytest.fixture
-def service(tmp_path: Path, pack_model_dir: Path, backend_url: str) -> Iterator[Service]:
-    settings = _settings(tmp_path, pack_model_dir, backend_url)
-    with serve_in_thread(create_app(settings), startup_timeout_s=60) as url:
-        yield Service(url, backend_url, settings)
-
-
-@pytest.fixture
-async def client(service: Service) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=service.url, timeout=30) as http:
-        yield http
 
 
 def _nested(depth: int) -> Any:
@@ -194,7 +175,7 @@ def clocked(
                 await runtime.stop()
 
     app.router.lifespan_context = lifespan
-    with serve_in_thread(app, startup_timeout_s=60) as url:
+    with serve_in_thread(app) as url:
         yield url, clock
 
 

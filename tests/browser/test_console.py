@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,7 +16,6 @@ from websockets.sync.client import connect
 pytestmark = pytest.mark.browser
 
 ORDER = "202405201234"
-SCREENSHOT = "/tmp/hermes-console.png"
 
 
 def _open_session(page: Page, console: Console, user: str) -> str:
@@ -29,7 +29,7 @@ def _open_session(page: Page, console: Console, user: str) -> str:
 
 
 def test_an_order_question_shows_intent_suggestion_and_tool_call(
-    page: Page, console: Console
+    page: Page, console: Console, artifacts: Path
 ) -> None:
     requests: list[str] = []
     problems: list[str] = []
@@ -42,24 +42,30 @@ def test_an_order_question_shows_intent_suggestion_and_tool_call(
     page.get_by_test_id("utterance").press("Enter")
 
     shipment = httpx.get(f"{console.backend_url}/shipments/{ORDER}").json()
-    expect(page.get_by_test_id("intent")).to_have_text("order_status")
+    expect(page.get_by_test_id("intent")).to_have_text("订单状态 Order status")  # the pack's label
+    expect(page.get_by_test_id("intent")).to_have_attribute("data-intent", "order_status")
     expect(page.get_by_test_id("confidence")).to_contain_text("%")
     expect(page.get_by_test_id("slots")).to_contain_text(ORDER)
-    expect(page.get_by_test_id("suggestion")).to_contain_text(shipment["eta"])
+    expect(page.get_by_test_id("slots")).to_contain_text("订单号 Order id")
+    expect(page.get_by_test_id("suggestion")).to_have_value(re.compile(shipment["eta"]))
     expect(page.get_by_test_id("suggestion-source")).to_contain_text("offline")
     expect(page.get_by_test_id("suggestion-compliance")).to_contain_text("compliant")
     row = page.get_by_test_id("tool-calls").locator("tbody tr")
     expect(row).to_have_count(1)
-    expect(row.locator("td").nth(0)).to_have_text("get_shipment")
-    expect(row.locator("td").nth(1)).to_have_text("ok")
-    expect(row.locator("td").nth(2)).to_contain_text("ms")
+    expect(row.locator("td").nth(0)).to_have_text("查询物流 Get shipment")
+    expect(row.locator("td").nth(0)).to_have_attribute("title", "get_shipment")
+    expect(row.locator("td").nth(1)).to_have_text("本轮 this turn")
+    expect(row.locator("td").nth(2)).to_have_text("成功 ok")
+    expect(row.locator("td").nth(3)).to_contain_text("ms")
     final = page.get_by_test_id("transcript").locator(".line.final")
     expect(final).to_have_count(1)
     expect(final).to_contain_text(ORDER)
     breakers = page.get_by_test_id("breakers")
-    expect(breakers).to_contain_text("get_shipment")
-    expect(breakers.locator("tr", has_text="get_shipment")).to_contain_text("closed")
-    page.screenshot(path=SCREENSHOT, full_page=True)
+    shipment_row = breakers.locator("tr", has=page.locator("td[title^='get_shipment ']"))
+    expect(shipment_row).to_contain_text("查询物流")
+    expect(shipment_row.locator("td").nth(1)).to_have_text("正常")
+    expect(shipment_row.locator("td").nth(1)).to_have_attribute("title", re.compile("^closed"))
+    page.screenshot(path=artifacts / "console-order-1440x900.png", full_page=True)
 
     assert problems == []
     local = (console.url, console.url.replace("http://", "ws://"))
@@ -86,7 +92,7 @@ def test_partial_segments_are_grey_until_the_final_one(page: Page, console: Cons
         send(platform, f"我的订单{ORDER}现在什么状态", final=True)
         expect(transcript.locator(".line.partial")).to_have_count(0)
         expect(transcript.locator(".line.final")).to_contain_text("现在什么状态")
-        expect(page.get_by_test_id("intent")).to_have_text("order_status")
+        expect(page.get_by_test_id("intent")).to_have_attribute("data-intent", "order_status")
 
 
 def test_a_resumed_session_shows_its_transcript_and_closing_ends_it(
@@ -95,7 +101,7 @@ def test_a_resumed_session_shows_its_transcript_and_closing_ends_it(
     session_id = _open_session(page, console, "u1003")
     page.get_by_test_id("utterance").fill("我的快递到哪了")
     page.get_by_test_id("utterance").press("Enter")
-    expect(page.get_by_test_id("missing")).to_contain_text("order_id")
+    expect(page.get_by_test_id("missing")).to_contain_text("订单号 Order id")
 
     page.reload()
     assert _open_session(page, console, "u1003") == session_id
@@ -114,8 +120,8 @@ def test_the_agent_approves_edits_and_rejects_proposals(page: Page, console: Con
     cards = page.get_by_test_id("proposal")
     expect(cards).to_have_count(1)
     expect(cards.first).to_have_attribute("data-status", "proposed")
-    expect(cards.first).to_contain_text("create_return")
-    expect(page.get_by_test_id("suggestion")).not_to_contain_text("已办理完成")
+    expect(cards.first).to_contain_text("创建退货单 Create return")
+    expect(page.get_by_test_id("suggestion")).not_to_have_value(re.compile("已办理完成"))
     log = httpx.get(f"{console.backend_url}/_log", params={"since": since}).json()["entries"]
     assert [e for e in log if e["outcome"] == "executed" and e["endpoint"] == "create_return"] == []
 
@@ -132,7 +138,7 @@ def test_the_agent_approves_edits_and_rejects_proposals(page: Page, console: Con
     # The refund is proposed next; the agent rejects it with the keyboard.
     pending = page.locator("[data-testid=proposal][data-status=proposed]")
     expect(pending).to_have_count(1)
-    expect(pending).to_contain_text("issue_refund")
+    expect(pending).to_contain_text("退款 Issue refund")
     page.once("dialog", lambda dialog: dialog.accept("客户要换货不要退款"))
     page.keyboard.press("Alt+r")
     expect(page.locator("[data-testid=proposal][data-status=rejected]")).to_have_count(1)

@@ -37,8 +37,13 @@ def test_demo_remembers_the_delay_across_contacts(
     assert "tool       get_shipment → ok" in first
     assert "运输中" in first and "2024-05-30" in first
     assert "key fact   logistics_delay_days = 7" in first
+    assert "language   zh" in first
+    # the stated preference is noted with its channel, not ticketed
+    assert "key fact   contact_preference_channel = sms" in first
+    assert "已为您记下" in first and "工单" not in first
     notes_before_speaking = second.split("customer>")[0]
     assert "物流已超过 7 天" in notes_before_speaking
+    assert "希望通过短信联系" in notes_before_speaking
     assert "intent     oos" in second and "no tool may run" in second
 
 

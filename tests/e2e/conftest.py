@@ -71,7 +71,7 @@ def service(tmp_path: Path, backend_url: str) -> Iterator[Service]:
     httpx.delete(f"{backend_url}/_faults")
     settings = make_settings(tmp_path, backend_url)
     with (
-        serve_in_thread(create_app(settings), startup_timeout_s=60) as url,
+        serve_in_thread(create_app(settings)) as url,
         httpx.Client(base_url=url, timeout=30) as client,
     ):
         yield Service(url, backend_url, client, settings)

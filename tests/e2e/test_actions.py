@@ -189,7 +189,7 @@ def short_lived(tmp_path: Path, backend_url: str) -> Iterator[Service]:
         update={"actions": settings.actions.model_copy(update={"proposal_ttl_s": 0.5})}
     )
     with (
-        serve_in_thread(create_app(settings), startup_timeout_s=60) as url,
+        serve_in_thread(create_app(settings)) as url,
         httpx.Client(base_url=url, timeout=30) as client,
     ):
         yield Service(url, backend_url, client, settings)
@@ -210,7 +210,7 @@ def test_an_expired_proposal_cannot_be_approved(short_lived: Service) -> None:
 def test_approval_survives_a_restart(tmp_path: Path, backend_url: str) -> None:
     settings = make_settings(tmp_path, backend_url)
     with (
-        serve_in_thread(create_app(settings), startup_timeout_s=60) as url,
+        serve_in_thread(create_app(settings)) as url,
         httpx.Client(base_url=url, timeout=30) as client,
     ):
         service = Service(url, backend_url, client, settings)
@@ -218,7 +218,7 @@ def test_approval_survives_a_restart(tmp_path: Path, backend_url: str) -> None:
         [proposal] = service.turn(sid, "u1007", "我要退货退款，订单202405160123")["proposals"]
     before = last_seq(service)
     with (
-        serve_in_thread(create_app(settings), startup_timeout_s=60) as url,
+        serve_in_thread(create_app(settings)) as url,
         httpx.Client(base_url=url, timeout=30) as client,
     ):
         restarted = Service(url, backend_url, client, settings)

@@ -102,7 +102,7 @@ def test_api_keys_separate_tenants(tmp_path: Path, backend_url: str) -> None:
     a = {"x-api-key": key_a}
     b = {"authorization": f"Bearer {key_b}"}
     with (
-        serve_in_thread(create_app(settings), startup_timeout_s=60) as url,
+        serve_in_thread(create_app(settings)) as url,
         httpx.Client(base_url=url) as client,
     ):
         _error(client.post("/v1/sessions", json={"user_id": "u1001"}), 401, "API key")
@@ -122,7 +122,7 @@ def test_request_time_limit_answers_504(tmp_path: Path, backend_url: str) -> Non
     httpx.put(f"{backend_url}/_faults/get_shipment", json={"latency_ms": 2000})
     try:
         with (
-            serve_in_thread(create_app(settings), startup_timeout_s=60) as url,
+            serve_in_thread(create_app(settings)) as url,
             httpx.Client(base_url=url, timeout=10) as client,
         ):
             sid = client.post("/v1/sessions", json={"user_id": "u1001"}).json()["session_id"]

@@ -60,7 +60,7 @@ def test_model_slots_fill_what_the_extractors_missed_and_the_model_words_the_rep
     )
     settings = _settings(tmp_path, backend_url, base_url)
     with (
-        serve_in_thread(create_app(settings), startup_timeout_s=60) as url,
+        serve_in_thread(create_app(settings)) as url,
         httpx.Client(base_url=url, timeout=30) as client,
     ):
         out = _turn(client, "帮我查一下那个订单到哪了")
@@ -82,7 +82,7 @@ def test_slot_json_that_fails_its_schema_is_ignored_and_429_falls_back_offline(
     server.script(reply('{"order_id": "12"}'), rate_limited(), model="primary")
     settings = _settings(tmp_path, backend_url, base_url)
     with (
-        serve_in_thread(create_app(settings), startup_timeout_s=60) as url,
+        serve_in_thread(create_app(settings)) as url,
         httpx.Client(base_url=url, timeout=30) as client,
     ):
         out = _turn(client, "帮我查一下那个订单到哪了")

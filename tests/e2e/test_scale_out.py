@@ -33,8 +33,8 @@ def workers(
     a = _settings(tmp_path / "a", backend_url, redis_url, postgres_dsn)
     b = _settings(tmp_path / "b", backend_url, redis_url, postgres_dsn)
     with (
-        serve_in_thread(create_app(a), startup_timeout_s=60) as url_a,
-        serve_in_thread(create_app(b), startup_timeout_s=60) as url_b,
+        serve_in_thread(create_app(a)) as url_a,
+        serve_in_thread(create_app(b)) as url_b,
         httpx.Client(base_url=url_a, timeout=30) as client_a,
         httpx.Client(base_url=url_b, timeout=30) as client_b,
     ):

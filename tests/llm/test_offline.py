@@ -142,3 +142,78 @@ def test_a_star_in_a_field_joins_every_item_of_a_list() -> None:
         intent="payment_methods", tool_results={"list_payment_methods": {"methods": []}}
     )
     assert "支付宝" not in responder.reply(empty)
+
+
+def test_terms_show_back_office_values_in_the_replys_language() -> None:
+    replies = {
+        "order_status": {
+            "ok": {
+                "zh": "订单 {order_id}：{get_shipment.status_text!t}，{get_shipment.carrier!t}。",
+                "en": "Order {order_id} is {get_shipment.status_text!t} with "
+                "{get_shipment.carrier!t}.",
+            }
+        },
+        "payment_methods": {"ok": {"zh": "{m.methods.*.label!t}", "en": "{m.methods.*.label!t}"}},
+    }
+    terms = {
+        "运输中": {"zh": "运输中", "en": "in transit"},
+        "顺丰速运": {"zh": "顺丰速运", "en": "SF Express"},
+        "支付宝": {"zh": "支付宝", "en": "Alipay"},
+    }
+    offline = OfflineResponder(replies, terms=terms)
+    shipment = {"status_text": "运输中", "carrier": "顺丰速运"}
+    facts = ResponderInput(
+        intent="order_status",
+        slots={"order_id": "1"},
+        tool_results={"get_shipment": shipment},
+        language="en",
+    )
+    assert offline.reply(facts) == "Order 1 is in transit with SF Express."
+    zh = ResponderInput(
+        intent="order_status", slots={"order_id": "1"}, tool_results={"get_shipment": shipment}
+    )
+    assert offline.reply(zh) == "订单 1：运输中，顺丰速运。"
+    methods = {"m": {"methods": [{"label": "支付宝"}, {"label": "货到付款"}]}}
+    listed = ResponderInput(
+        intent="payment_methods", tool_results={"m": methods["m"]}, language="en"
+    )
+    assert offline.reply(listed) == "Alipay, 货到付款", "an unknown term is shown as it is"
+
+
+def test_a_failed_tools_fallback_in_another_language_is_not_sent() -> None:
+    offline = OfflineResponder({"order_status": {"ok": {"zh": "{get_shipment.eta}", "en": "x"}}})
+    english = ResponderInput(
+        intent="other",
+        failed_fallbacks=("抱歉，订单系统暂时繁忙。",),
+        language="en",
+    )
+    text = offline.reply(english)
+    assert "抱歉" not in text and text.startswith("Sorry"), text
+    chinese = ResponderInput(intent="other", failed_fallbacks=("抱歉，订单系统暂时繁忙。",))
+    assert offline.reply(chinese) == "抱歉，订单系统暂时繁忙。"
+
+
+def test_a_rejected_input_never_falls_back_to_the_waiting_prompt() -> None:
+    offline = OfflineResponder(
+        {"password_reset": {"waiting_input": {"zh": "验证码已发送", "en": "A code was sent"}}}
+    )
+    facts = ResponderInput(
+        intent="password_reset",
+        slots={"tries_left": 2},
+        situation="input_rejected",
+        language="en",
+        workflow_state="waiting_input",
+        waiting_for="sms_code",
+    )
+    text = offline.reply(facts)
+    assert "sent" not in text and "2" in text, text
+
+
+def test_conversation_replies_answer_dialogue_acts() -> None:
+    offline = OfflineResponder(
+        {"oos": {"ok": {"zh": "抱歉，无法处理", "en": "Sorry, I cannot help"}}},
+        conversation={"act_closing": {"zh": "再见！", "en": "Goodbye!"}},
+    )
+    facts = ResponderInput(intent="oos", situation="act_closing", language="en")
+    assert offline.reply(facts) == "Goodbye!"
+    assert offline.reply(ResponderInput(intent="oos", situation="act_closing")) == "再见！"

@@ -147,3 +147,23 @@ def test_build_chain_from_settings() -> None:
     assert chain.links[-1] is offline
     assert build_chain(LlmSettings(), offline).links == (offline,)
     _ = Message  # the public API re-exports records used with the chain
+
+
+def test_the_prompt_says_what_actually_happened_in_the_turns_language() -> None:
+    from hermes_desk.llm import ResponderInput
+    from hermes_desk.llm.prompt import build_prompt
+
+    english = build_prompt(
+        ResponderInput(
+            intent="password_reset",
+            slots={"tries_left": 2},
+            situation="input_rejected",
+            language="en",
+        )
+    )
+    system = english.messages[0].content
+    assert "the code the customer gave is wrong" in system and '"tries_left":2' in system
+    chinese = build_prompt(ResponderInput(intent="complaint", situation="proposed"))
+    assert "尚未执行" in chinese.messages[0].content
+    plain = build_prompt(ResponderInput(intent="order_status", language="en"))
+    assert "What actually happened" not in plain.messages[0].content

@@ -65,3 +65,33 @@ def test_postgres_bench_reports_every_figure(postgres_dsn: str) -> None:
     }  # fmt: skip
     assert report["writes"]["synchronous_commit_off_2proc_x4"]["writes"] == 20
     assert all(run["writes_per_s"] > 0 for run in report["writes"].values())
+
+
+def test_every_labelled_set_is_scored_apart_with_what_is_remembered(tmp_path: Path) -> None:
+    from hermes_desk.bench.memory import evaluate_keyfact_sets
+    from hermes_desk.packs import bundled_pack_path
+
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "keyfacts.yaml").write_text(
+        (bundled_pack_path("ecommerce") / "keyfacts.yaml").read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
+    rows = [
+        # two signals but no rule reads a key: the filter says yes, nothing is remembered
+        {"text": "I bought two shirts yesterday", "key_fact": False, "lang": "en"},
+        # an explicit channel: one rule reads it on no other signal
+        {"text": "SMS only please", "key_fact": True, "lang": "en", "intent": "oos"},
+        {"text": "客服三次都没解决", "key_fact": True, "lang": "zh", "intent": "complaint"},
+    ]
+    (pack / "keyfacts_heldout.jsonl").write_text(
+        "\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8"
+    )
+    report = evaluate_keyfact_sets(pack)
+    assert set(report) == {"keyfacts_heldout"}
+    figures = report["keyfacts_heldout"]
+    assert figures["en"]["fp"] == 1 and figures["en"]["fn"] == 1, "the filter alone"
+    remembered = figures["remembered"]
+    assert remembered["en"]["tp"] == 1 and remembered["en"]["fp"] == 0
+    assert remembered["zh"]["tp"] == 1
+    assert remembered["all"]["precision"] == 1.0 and remembered["all"]["recall"] == 1.0

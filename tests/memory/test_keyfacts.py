@@ -133,3 +133,57 @@ def test_a_word_yaml_reads_as_a_boolean_is_refused() -> None:
         KeyFactFilter.from_dict(data)
     quoted = yaml.safe_load('signals: {negation: {en: {words: [not, "no", never]}}}')
     assert KeyFactFilter.from_dict(quoted).signals_in("no refund") == ("negation",)
+
+
+def test_contact_preferences_keep_their_channel_and_time() -> None:
+    from hermes_desk.memory.keyfacts import KeyFactFilter
+
+    flt = KeyFactFilter.bundled()
+
+    def kept(text: str, intent: str = "oos") -> dict[str, object]:
+        return {c.key: c.value for c in flt.extract(text, intent) if c.is_key_fact}
+
+    assert kept("以后不要给我打电话，发短信就行") == {
+        "contact_preference_no_calls": True,
+        "contact_preference_channel": "sms",
+    }
+    assert kept("有事发邮件就可以") == {"contact_preference_channel": "email"}
+    assert kept("SMS only please") == {"contact_preference_channel": "sms"}
+    assert kept("Please don't call me, email only")["contact_preference_channel"] == "email"
+    assert kept("call me after 6pm please") == {"contact_preference_time": "after 6pm"}
+    assert kept("请晚上8点以后再联系我") == {"contact_preference_time": "晚上8点以后"}
+    # a policy question names a channel but states no preference
+    assert kept("can I get the invoice by email?", "kb_question") == {}
+
+
+def test_durations_and_repeated_contacts_in_english_and_chinese() -> None:
+    from hermes_desk.memory.keyfacts import KeyFactFilter
+
+    flt = KeyFactFilter.bundled()
+
+    def kept(text: str, intent: str) -> dict[str, object]:
+        return {c.key: c.value for c in flt.extract(text, intent) if c.is_key_fact}
+
+    assert kept("It has been 10 days already and I am really upset", "logistics") == {
+        "logistics_delay_days": 10
+    }
+    assert kept("It's been two weeks and nothing", "logistics") == {"logistics_delay_days": 14}
+    assert kept("客服三次都没解决", "complaint")["repeat_contact_count"] == 3
+    assert (
+        kept("This is the third time I contact you and nothing changed", "complaint")[
+            "repeat_contact_count"
+        ]
+        == 3
+    )
+    assert kept("I bought it a week ago", "logistics") == {}
+
+
+def test_notes_read_in_the_language_asked_with_value_labels() -> None:
+    from hermes_desk.memory.keyfacts import KeyFactFilter
+
+    flt = KeyFactFilter.bundled()
+    assert flt.describe("contact_preference_channel", "sms", "zh") == "希望通过短信联系"
+    assert flt.describe("contact_preference_channel", "sms", "en") == (
+        "Prefers contact by text message"
+    )
+    assert flt.describe("contact_preference_channel", "fax", "en") == "Prefers contact by fax"

@@ -170,3 +170,38 @@ async def _wait_for_lock_waiter(dsn: str) -> None:
                 return
             await anyio.sleep(0.005)
     raise AssertionError("the write never waited on the uncommitted insert")
+
+
+async def test_a_lost_server_is_unavailable_not_a_crash(store: Any, postgres_dsn: str) -> None:
+    """Connections the server drops (a restart, a failover) answer BackendUnavailableError —
+    the API's retryable 503 — and the pool recovers once the server answers again."""
+    import psycopg
+
+    from hermes_desk.errors import BackendUnavailableError
+
+    assert await store.facts("t1", "u1") == []
+    async with store._connection() as conn:  # the pool's connection, to end it from outside
+        row = await (await conn.execute("SELECT pg_backend_pid() AS pid")).fetchone()
+    with psycopg.connect(postgres_dsn, autocommit=True) as admin:
+        # The way a server restart or a failover ends it.
+        admin.execute("SELECT pg_terminate_backend(%s)", (row["pid"],))
+    failures = 0
+    for _ in range(5):
+        try:
+            assert await store.facts("t1", "u1") == []
+            break
+        except BackendUnavailableError:
+            failures += 1
+    else:
+        pytest.fail("the store did not recover after its connections were dropped")
+    assert failures <= 4, failures
+
+
+async def test_an_unreachable_server_is_unavailable() -> None:
+    from hermes_desk.errors import BackendUnavailableError
+    from hermes_desk.memory.postgres_store import PostgresMemoryStore
+
+    store = PostgresMemoryStore("postgresql://127.0.0.1:1/test", timeout_s=0.5)
+    with pytest.raises(BackendUnavailableError, match="PostgreSQL memory store"):
+        await store.facts("t1", "u1")
+    await store.aclose()

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import types
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI
 
 from hermes_desk.api.errors import install_error_handlers
 from hermes_desk.api.routes.memory import router
+from hermes_desk.config import Settings
 from hermes_desk.memory import CandidateFact, MemoryService
 from hermes_desk.testing import FakeClock
 from hermes_desk.testing.servers import serve_in_thread
@@ -20,26 +21,24 @@ pytestmark = pytest.mark.anyio
 HOUR = 3600.0
 
 
+# Two tenants, told apart by their API keys as in the service.
+DEFAULT_KEY = "key-of-the-default-tenant"
+OTHER_KEY = "key-of-the-other-tenant"
+
+
 def make_app(service: MemoryService) -> FastAPI:
     app = FastAPI()
     install_error_handlers(app)
     app.include_router(router)
-    app.state.runtime = types.SimpleNamespace(memory=service)
-
-    @app.middleware("http")
-    async def tenant_from_header(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        request.state.tenant = request.headers.get("x-tenant", "default")
-        return await call_next(request)
-
+    settings = Settings(service={"api_keys": {DEFAULT_KEY: "default", OTHER_KEY: "other"}})
+    app.state.runtime = types.SimpleNamespace(memory=service, settings=settings)
     return app
 
 
 @pytest.fixture
 async def client(service: MemoryService) -> AsyncIterator[httpx.AsyncClient]:
     with serve_in_thread(make_app(service)) as url:
-        async with httpx.AsyncClient(base_url=url) as http:
+        async with httpx.AsyncClient(base_url=url, headers={"X-API-Key": DEFAULT_KEY}) as http:
             yield http
 
 
@@ -134,7 +133,7 @@ async def test_notes_memories_review_and_tags(
 
 
 @pytest.mark.parametrize(
-    "headers_user", [({}, "bob"), ({"x-tenant": "other"}, "alice")], ids=["user", "tenant"]
+    "headers_user", [({}, "bob"), ({"X-API-Key": OTHER_KEY}, "alice")], ids=["user", "tenant"]
 )
 async def test_no_path_reaches_another_users_facts(
     service: MemoryService,

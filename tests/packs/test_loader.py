@@ -134,3 +134,78 @@ def test_missing_file_and_unknown_pack_are_named(pack_copy: Path, tmp_path: Path
         load_pack(pack_copy)
     with pytest.raises(PackError, match="no such pack"):
         load_pack(tmp_path / "nowhere")
+
+
+_ORDER_EN = '"Could you give me the 12-digit order number? I will look it up right away."'
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new", "fragments"),
+    [
+        # a reply template without its English text
+        (
+            "replies.yaml",
+            f"      en: {_ORDER_EN}\n",
+            "",
+            ["replies.yaml", "order_status.missing_slots", "en"],
+        ),
+        # a bare string speaks one language only
+        (
+            "replies.yaml",
+            '    missing_slots:\n      zh: "麻烦您提供一下 12 位订单号，我马上帮您查询。"\n'
+            f"      en: {_ORDER_EN}",
+            '    missing_slots: "麻烦您提供一下 12 位订单号。"',
+            ["replies.yaml", "order_status.missing_slots", "one text per language"],
+        ),
+        # the conversation's own replies too
+        (
+            "replies.yaml",
+            '    en: "You are welcome, glad I could help. Is there anything else?"\n',
+            "",
+            ["replies.yaml", "conversation.act_thanks", "en"],
+        ),
+        # a dialogue act the pack recognises but never answers
+        (
+            "replies.yaml",
+            "  act_greeting:\n",
+            "  act_greeting_unused:\n",
+            ["replies.yaml", "conversation.act_greeting"],
+        ),
+        # a note label without its English text
+        (
+            "keyfacts.yaml",
+            'contact_preference_no_calls: {zh: "不希望接到电话", en: "Does not want phone calls"}',
+            'contact_preference_no_calls: {zh: "不希望接到电话"}',
+            ["keyfacts.yaml", "labels.contact_preference_no_calls", "en"],
+        ),
+        (
+            "keyfacts.yaml",
+            "    sms: {zh: 短信, en: text message}",
+            "    sms: {zh: 短信}",
+            ["keyfacts.yaml", "values.contact_preference_channel.sms"],
+        ),
+        (
+            "replies.yaml",
+            "  运输中: {zh: 运输中, en: in transit}",
+            "  运输中: {zh: 运输中}",
+            ["terms.运输中"],
+        ),
+        ("acts.yaml", "  greeting:\n", "  salute:\n", ["acts.yaml", "salute"]),
+    ],
+)
+def test_every_reply_and_note_speaks_every_language_of_the_pack(
+    pack_copy: Path, file: str, old: str, new: str, fragments: list[str]
+) -> None:
+    _replace(pack_copy / file, old, new)
+    with pytest.raises(PackError) as info:
+        load_pack(pack_copy)
+    for fragment in fragments:
+        assert fragment in str(info.value)
+
+
+def test_the_bundled_pack_answers_every_dialogue_act_in_both_languages() -> None:
+    pack = load_pack("ecommerce")
+    for act in ("greeting", "thanks", "closing", "confirmation", "correction"):
+        template = pack.conversation[f"act_{act}"]
+        assert isinstance(template, dict) and set(template) >= {"zh", "en"}
+    assert pack.acts.read("谢谢，没别的问题了").act == "closing"

@@ -13,7 +13,7 @@ from fastapi import FastAPI
 
 from hermes_desk.api.errors import install_error_handlers
 from hermes_desk.api.routes.workflows import router
-from hermes_desk.config import WorkflowSettings
+from hermes_desk.config import Settings, WorkflowSettings
 from hermes_desk.packs.loader import bundled_pack_path
 from hermes_desk.testing.servers import serve_in_thread
 from hermes_desk.workflows import SqliteSnapshotStore, load_workflow_dir
@@ -34,7 +34,7 @@ def base_url(tmp_path: Path) -> Iterator[str]:
         definitions = load_workflow_dir(bundled_pack_path("ecommerce") / "workflows")
         settings = WorkflowSettings(retry_backoff_s=0)
         async with build(definitions, tools, store, settings) as service:
-            app.state.runtime = types.SimpleNamespace(workflows=service)
+            app.state.runtime = types.SimpleNamespace(workflows=service, settings=Settings())
             yield
         await store.aclose()
 

@@ -27,6 +27,7 @@ from hermes_desk.config import ActionSettings
 from hermes_desk.errors import ConflictError, NotFoundError, ValidationError
 from hermes_desk.events import Event, EventSink
 from hermes_desk.ids import digest, new_id
+from hermes_desk.masking import Masking
 from hermes_desk.tools import CallContext, ToolExecutor, ToolSpec
 from hermes_desk.workflows import WorkflowService, WorkflowView
 from hermes_desk.workflows.service import ApprovalRequest
@@ -56,8 +57,12 @@ class ActionService:
         settings: ActionSettings,
         clock: Clock,
         events: EventSink,
+        masking: Masking | None = None,
     ) -> None:
         self.store = store
+        # Arguments stay clear while the write waits (the tool needs them); a decided
+        # proposal keeps them masked, and ``why`` is masked from the start (spec D3).
+        self.masking = masking or Masking()
         self.tools = tools
         self.workflows = workflows
         self.settings = settings
@@ -86,13 +91,14 @@ class ActionService:
         ``proposal_id``, proposing the same id again answers the first proposal."""
         spec = self._spec(tool)
         now = self.clock.now()
+        arguments = self.masking.for_tenant(tenant).prose(arguments)
         if topic is not None and session_id is not None:
             for existing in await self.store.for_session(session_id):
                 if existing.topic == topic and existing.pending:
                     updated = replace(
                         existing,
                         arguments=dict(arguments),
-                        why=dict(why),
+                        why=self.masking.for_tenant(tenant).data(dict(why)),
                         explanation=spec.explanation(dict(arguments), language),
                         language=language,
                         expires_at=now + self.settings.proposal_ttl_s,
@@ -107,7 +113,7 @@ class ActionService:
             session_id=session_id,
             tool=tool,
             arguments=dict(arguments),
-            why=dict(why),
+            why=self.masking.for_tenant(tenant).data(dict(why)),
             explanation=spec.explanation(dict(arguments), language),
             language=language,
             created_at=now,
@@ -198,7 +204,8 @@ class ActionService:
             decided_at=self.clock.now(),
             executed_arguments=chosen,
         )
-        if not await self.store.replace(approved, expected="proposed"):
+        # Stored masked: the write runs with the clear arguments held here, not read back.
+        if not await self.store.replace(self._settled(approved), expected="proposed"):
             raise ConflictError(
                 f"proposal {proposal_id} was decided meanwhile", status=await self._status(approved)
             )
@@ -224,7 +231,7 @@ class ActionService:
         """
         proposal = await self.get(proposal_id, tenant=tenant, user=user)
         _require_pending(proposal)
-        rejected = replace(
+        rejected = self._settled(
             proposal,
             status="rejected",
             agent_id=agent_id,
@@ -259,7 +266,7 @@ class ActionService:
     # -- inside ------------------------------------------------------------------------------
 
     async def _expire(self, proposal: Proposal) -> Proposal:
-        expired = replace(proposal, status="expired", decided_at=self.clock.now())
+        expired = self._settled(proposal, status="expired", decided_at=self.clock.now())
         if not await self.store.replace(expired, expected="proposed"):
             current = await self.store.get(proposal.id)
             return current or proposal
@@ -297,7 +304,7 @@ class ActionService:
             ok = outcome.ok
             result_status = outcome.status.value
             result = outcome.result if outcome.answered else None
-        done = replace(
+        done = self._settled(
             approved,
             status="executed" if ok else "failed",
             executed_at=self.clock.now(),
@@ -345,6 +352,20 @@ class ActionService:
                 raise ValidationError(
                     f"'{name}' names the customer and cannot be edited", field=name
                 )
+
+    def _settled(self, proposal: Proposal, **changes: Any) -> Proposal:
+        """``proposal`` decided (``changes``), its personal numbers masked: nothing runs with
+        its arguments any more."""
+        done = replace(proposal, **changes)
+        mask = self.masking.for_tenant(proposal.tenant)
+        return replace(
+            done,
+            arguments=mask.data(done.arguments),
+            executed_arguments=mask.data(done.executed_arguments)
+            if done.executed_arguments is not None
+            else None,
+            result=mask.data(done.result),
+        )
 
     def _spec(self, tool: str) -> ToolSpec:
         entry = self.tools.registry.get(tool)

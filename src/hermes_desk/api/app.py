@@ -10,20 +10,28 @@ from fastapi import Depends, FastAPI
 
 from hermes_desk import __version__
 from hermes_desk.api import ws
+from hermes_desk.api.access_log import AccessLog
 from hermes_desk.api.deps import get_tenant
 from hermes_desk.api.errors import error_responses, install_error_handlers
 from hermes_desk.api.middleware import RequestGuard, RequestTimeLimit
 from hermes_desk.api.routes import (
     actions,
     console,
+    feedback,
     health,
     memory,
+    pack,
     sessions,
+    summary,
+    supervisor,
+    tickets,
     tools,
     turns,
     workflows,
 )
+from hermes_desk.api.tickets import TicketBook
 from hermes_desk.config import Settings
+from hermes_desk.packs import load_dispositions
 from hermes_desk.runtime import Runtime, build_runtime
 
 __all__ = ["create_app"]
@@ -55,19 +63,41 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         responses=error_responses(413, 422, 500, 504),
     )
     install_error_handlers(app)
+    # WebSocket tickets are signed with the tenants' keys: any worker with them checks them.
+    app.state.tickets = TicketBook(settings.service.api_keys)
     app.include_router(health.router)
     # Every resource route resolves the caller's tenant first (401 without a valid key when
-    # keys are configured); the routers read it from request.state.tenant.
-    for module in (sessions, turns, actions, memory, tools, workflows):
+    # keys are configured); routes take it as ``TenantDep`` (resolved once per request).
+    for module in (
+        sessions,
+        turns,
+        actions,
+        memory,
+        tools,
+        workflows,
+        feedback,
+        pack,
+        supervisor,
+        summary,
+        tickets,
+    ):
         app.include_router(
             module.router, dependencies=[Depends(get_tenant)], responses=error_responses(401)
         )
-    # The session WebSocket checks its key itself (browsers send it as a query parameter);
-    # the console page is static and holds no data.
+    # The session WebSocket checks its key (a header) or ticket itself; the console page is
+    # static and holds no data.
     app.include_router(ws.router)
+    app.include_router(supervisor.page_router)  # before the console's /console/{name}
     app.include_router(console.router)
     app.add_middleware(RequestGuard, max_bytes=settings.service.max_body_bytes)
-    app.add_middleware(RequestTimeLimit, timeout_s=settings.service.request_timeout_s)
+    app.add_middleware(
+        RequestTimeLimit,
+        timeout_s=settings.service.request_timeout_s,
+        streams=(supervisor.EVENTS_PATH,),
+    )
+    if settings.service.access_log:
+        # Outermost: one line per request, without query strings, keys or customer ids.
+        app.add_middleware(AccessLog)
     _contract(app, settings)
     return app
 
@@ -82,8 +112,15 @@ def _contract(app: FastAPI, settings: Settings) -> None:
         if app.openapi_schema is not None:
             return app.openapi_schema
         document = build()
-        text = document["components"]["schemas"]["TurnCreate"]["properties"]["text"]
+        schemas = document["components"]["schemas"]
+        text = schemas["TurnCreate"]["properties"]["text"]
         text["maxLength"] = settings.service.max_text_chars
+        for body in ("UseFeedback", "EditFeedback", "RatingFeedback"):  # the agent's reply
+            edited = document["components"]["schemas"][body]["properties"]["text"]
+            edited.get("anyOf", [edited])[0]["maxLength"] = settings.service.max_text_chars
+        # The dispositions an agent may confirm are the pack's.
+        chosen = schemas["SummaryConfirm"]["properties"]["disposition"]
+        chosen["enum"] = load_dispositions(settings.service.pack).ids
         for operation in _operations(document):
             if "security" in operation and not settings.service.api_keys:
                 operation["security"].append({})

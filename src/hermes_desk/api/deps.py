@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, cast
 
-from fastapi import Depends, Query, Request, Security
+from fastapi import Depends, Path, Query, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from hermes_desk.api.schemas import USER_ID_PATTERN
@@ -16,6 +16,8 @@ __all__ = [
     "RuntimeDep",
     "SessionUserDep",
     "TenantDep",
+    "UserPath",
+    "UserQuery",
     "get_runtime",
     "get_tenant",
     "session_user",
@@ -36,16 +38,18 @@ _BEARER = HTTPBearer(
 )
 
 
-def get_runtime(request: Request) -> Runtime:
+# Dependencies are ``async def``: FastAPI runs a plain ``def`` dependency in the worker-thread
+# pool, a thread hand-off per dependency per request for a dictionary look-up.
+async def get_runtime(request: Request) -> Runtime:
     return cast(Runtime, request.app.state.runtime)
 
 
-def get_tenant(
+async def get_tenant(
     request: Request,
     _key: Annotated[str | None, Security(_API_KEY)] = None,
     _bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_BEARER)] = None,
 ) -> str:
-    runtime = get_runtime(request)
+    runtime = cast(Runtime, request.app.state.runtime)
     tenant = tenant_for(request, runtime.settings.service.api_keys)
     request.state.tenant = tenant
     return tenant
@@ -79,3 +83,7 @@ async def session_user(
 
 
 SessionUserDep = Annotated[str, Depends(session_user)]
+
+# Every route names a customer the same way, in the query or in the path.
+UserQuery = Annotated[str, Query(pattern=USER_ID_PATTERN, description="the customer")]
+UserPath = Annotated[str, Path(pattern=USER_ID_PATTERN, description="the customer")]

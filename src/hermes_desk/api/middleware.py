@@ -117,14 +117,18 @@ class RequestGuard:
 
 
 class RequestTimeLimit:
-    """Every HTTP request finishes within ``timeout_s`` or gets 504 with a JSON error (W7)."""
+    """Every HTTP request finishes within ``timeout_s`` or gets 504 with a JSON error (W7).
 
-    def __init__(self, app: ASGIApp, timeout_s: float) -> None:
+    ``streams`` are paths of event streams (server-sent events), which stay open by design and
+    bound their own lifetime."""
+
+    def __init__(self, app: ASGIApp, timeout_s: float, *, streams: tuple[str, ...] = ()) -> None:
         self.app = app
         self.timeout_s = timeout_s
+        self.streams = frozenset(streams)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope.get("path") in self.streams:
             await self.app(scope, receive, send)
             return
         started = False

@@ -15,6 +15,7 @@ __all__ = [
     "AGENT_ID_PATTERN",
     "TEXT_PATTERN",
     "USER_ID_PATTERN",
+    "AlertOut",
     "ApproveProposal",
     "BreakerOut",
     "ErrorBody",
@@ -26,6 +27,7 @@ __all__ = [
     "ProposalList",
     "ProposalOut",
     "RejectProposal",
+    "SentimentOut",
     "SessionClosed",
     "SessionCreate",
     "SessionOut",
@@ -278,12 +280,38 @@ class KnowledgeCard(BaseModel):
     )
 
 
+class SentimentOut(BaseModel):
+    label: Literal["negative", "neutral", "positive"]
+    score: float = Field(
+        ge=-1, le=1, description="P(positive) - P(negative); below 0 leans negative"
+    )
+    confidence: float = Field(ge=0, le=1, description="probability of the label")
+
+
+class AlertOut(BaseModel):
+    kind: str = Field(
+        description="regulator_threat, media_threat, legal_threat, abuse, negative_streak, "
+        "verification_failures, over_promise, full_number, credential_request (pack-defined)"
+    )
+    severity: Literal["info", "warning", "critical"]
+    message: str
+    speaker: Literal["customer", "agent"]
+    turn_index: int = Field(ge=0)
+    rule: str = Field(description="the compliance.yaml rule that fired")
+
+
 class TurnOut(BaseModel):
     """What a turn answers. An agent turn carries only the first three fields' values."""
 
     session_id: str
     turn_index: int = Field(ge=0)
     speaker: Literal["customer", "agent"]
+    language: Literal["zh", "en"] | None = Field(
+        None, description="the language of this customer turn; the suggestion speaks it"
+    )
+    dialogue_act: Literal["thanks", "closing", "greeting", "confirmation", "correction"] | None = (
+        Field(None, description="the turn's dialogue act, when it makes one")
+    )
     intent: IntentOut | None
     slots: dict[str, JsonValue]
     missing_slots: list[str]
@@ -304,6 +332,10 @@ class TurnOut(BaseModel):
         description="every value named so far of a slot of which several were named, in the "
         "order named ({'order_id': [...]}); the current one is in slots",
     )
+    sentiment: SentimentOut | None = Field(
+        description="the customer turn's sentiment; null on agent turns"
+    )
+    alerts: list[AlertOut] = Field(description="alerts this line raised; [] when none")
 
 
 class BreakerOut(BaseModel):

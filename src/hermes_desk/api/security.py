@@ -14,14 +14,13 @@ __all__ = ["DEFAULT_TENANT", "resolve_tenant", "tenant_for"]
 DEFAULT_TENANT = "default"
 
 
-def resolve_tenant(
-    api_keys: Mapping[str, str], headers: Mapping[str, str], query_key: str | None = None
-) -> str | None:
-    """The tenant of the key in ``X-API-Key``, ``Authorization: Bearer`` or (for WebSockets,
-    which browsers cannot give headers) a query parameter; None without a valid key."""
+def resolve_tenant(api_keys: Mapping[str, str], headers: Mapping[str, str]) -> str | None:
+    """The tenant of the key in ``X-API-Key`` or ``Authorization: Bearer``; None without a
+    valid key. Keys are only read from headers: a key in a URL would reach access logs
+    (browsers open WebSockets with a ticket instead, :mod:`hermes_desk.api.tickets`)."""
     if not api_keys:
         return DEFAULT_TENANT
-    supplied = headers.get("x-api-key") or _bearer(headers.get("authorization")) or query_key
+    supplied = headers.get("x-api-key") or _bearer(headers.get("authorization"))
     if supplied:
         for key, tenant in api_keys.items():
             if hmac.compare_digest(key.encode(), supplied.encode()):

@@ -1,7 +1,9 @@
 """Real time: one WebSocket per session, transcript segments in, assist updates out (A2).
 
-``GET /v1/sessions/{session_id}/ws?user_id=...`` (``api_key=...`` too when keys are configured:
-browsers cannot set headers on a WebSocket, so the key may come as a query parameter).
+``GET /v1/sessions/{session_id}/ws?user_id=...``. When keys are configured the socket needs the
+key in a header (``X-API-Key`` / ``Authorization: Bearer``) or, from a browser (which cannot set
+headers on a WebSocket), ``ticket=...`` from ``POST /v1/sessions/{session_id}/ws-ticket``: an API
+key is never accepted in the URL, where logs and proxies would keep it.
 
 Client → server, one JSON object per text message::
 
@@ -15,6 +17,8 @@ Server → client::
     {"type": "ready", "session_id", "user_id", "max_message_bytes"}       once, on connect
     {"type": "segment", "seq", "speaker", "text", "final"}                 every accepted segment
     {"type": "assist", "seq", ...TurnOutcome.to_dict()}                    a final customer segment
+    {"type": "alert", "seq", "session_id", "kind", "severity", "message", "speaker",
+     "turn_index", "rule"}                                 each alert of a final segment (either)
     {"type": "proposal", "seq", "proposal": {...}}                         a decision's outcome
     {"type": "proposals", "proposals": [...]}                              then the session's all
     {"type": "error", "error": {"code", "message", "problems"?}, "seq"?}   a refused message
@@ -23,17 +27,21 @@ Server → client::
 
 Partial segments (speech recognition still listening) are echoed for the live transcript and run
 nothing. Final segments are recorded in order: a customer's runs the turn pipeline exactly as
-``POST /v1/sessions/{id}/turns`` does, an agent's is appended to the transcript. A bad message
+``POST /v1/sessions/{id}/turns`` does, an agent's is appended to the transcript and checked for
+compliance slips. Alerts of either (also in the assist frame's ``alerts``) follow as ``alert``
+frames. A bad message
 gets an error and changes nothing; the socket stays open. Frames are parsed by the same checker
 as REST bodies (:mod:`hermes_desk.api.payload`): malformed JSON, lone surrogates and nesting
 deeper than :data:`~hermes_desk.api.payload.MAX_DEPTH` are refused before anything runs. Every
 socket on the same session sees the others' segments and assists (the call platform streams,
 the agent console watches) — within this process.
 
-Close codes: 4401 no valid API key, 4400 bad ``user_id``, 4404 unknown, foreign, expired or
-closed session. Closing or expiring a session (``DELETE``, the idle sweep, a lazy expiry) closes
-every socket on it at once — a ``session_closed`` message, then 4404 — through a destroy hook
-the hub registers on the session manager.
+Segments are echoed with personal numbers masked (the tenant's privacy settings).
+
+Close codes: 4401 no valid API key or ticket (or a key in the URL), 4400 bad ``user_id``, 4404
+unknown, foreign, expired or closed session. Closing or expiring a session (``DELETE``, the idle
+sweep, a lazy expiry) closes every socket on it at once — a ``session_closed`` message, then
+4404 — through a destroy hook the hub registers on the session manager.
 """
 
 from __future__ import annotations
@@ -57,6 +65,7 @@ from starlette.websockets import WebSocketDisconnect
 from hermes_desk.api.payload import PayloadError, parse_json
 from hermes_desk.api.schemas import USER_ID_PATTERN
 from hermes_desk.api.security import resolve_tenant
+from hermes_desk.api.tickets import TicketBook
 from hermes_desk.assist import check_text
 from hermes_desk.errors import ConflictError, HermesError, NotFoundError
 from hermes_desk.runtime import Runtime
@@ -205,6 +214,16 @@ class SessionHub:
         for peer in list(self._peers.get(session_id, ())):
             await peer.send(payload)
 
+    async def publish_alerts(
+        self, session_id: str, alerts: list[dict[str, Any]], *, seq: int | None = None
+    ) -> None:
+        """One ``alert`` frame per alert of a turn (customer or agent line)."""
+        for alert in alerts:
+            frame: dict[str, Any] = {"type": "alert", "session_id": session_id, **alert}
+            if seq is not None:
+                frame["seq"] = seq
+            await self.publish(session_id, frame)
+
     async def close_all(self, session_id: str, code: int, payload: Mapping[str, Any]) -> None:
         """Send ``payload`` to every socket on the session and close them with ``code``, all at
         once (a slow client does not hold up the others); they stop receiving anything."""
@@ -283,12 +302,34 @@ async def session_socket(socket: WebSocket, session_id: str) -> None:
     await socket.accept()
     peer = _Peer(socket)
     # Refusals are said in a message first: browsers do not expose a close reason reliably.
-    tenant = resolve_tenant(service.api_keys, socket.headers, socket.query_params.get("api_key"))
-    if tenant is None:
-        await peer.send(_error("unauthorized", "a valid API key is required (api_key parameter)"))
+    if "api_key" in socket.query_params:
+        await peer.send(
+            _error(
+                "unauthorized",
+                "an API key is not accepted in the URL; send it as X-API-Key or open the socket "
+                "with a ticket from POST /v1/sessions/{session_id}/ws-ticket",
+            )
+        )
         await peer.close(CLOSE_UNAUTHORIZED)
         return
+    tenant = resolve_tenant(service.api_keys, socket.headers)
     user = socket.query_params.get("user_id", "")
+    ticket = socket.query_params.get("ticket")
+    if tenant is None and ticket:
+        book = cast(TicketBook, socket.app.state.tickets)
+        grant = book.redeem(ticket, session_id=session_id, user=user, now=runtime.clock.now())
+        if grant is not None:
+            tenant, user = grant.tenant, grant.user
+    if tenant is None:
+        await peer.send(
+            _error(
+                "unauthorized",
+                "a valid API key (X-API-Key header) or ticket "
+                "(POST /v1/sessions/{session_id}/ws-ticket) is required",
+            )
+        )
+        await peer.close(CLOSE_UNAUTHORIZED)
+        return
     if not _USER_ID.fullmatch(user):
         await peer.send(_error("validation_error", "user_id: a customer id is required"))
         await peer.close(CLOSE_BAD_REQUEST)
@@ -337,6 +378,7 @@ async def session_socket(socket: WebSocket, session_id: str) -> None:
                 service.max_body_bytes,
                 service.max_text_chars,
                 decide,
+                runtime.masking.for_tenant(tenant).text,
             )
     finally:
         hub.leave(session_id, peer)
@@ -351,9 +393,11 @@ async def _read(
     max_bytes: int,
     max_chars: int,
     decide: Callable[[_Approve | _Reject, int], None],
+    mask: Callable[[str], str],
 ) -> None:
-    """Validate and echo every message; hand final segments to the turn worker, in order, and
-    the agent's decisions on proposals to their own tasks."""
+    """Validate and echo every message (``mask``-ed: what watchers see is what is stored);
+    hand final segments to the turn worker, in order, and the agent's decisions on proposals
+    to their own tasks."""
     seq = 0
     async with pending:
         while not peer.gone:
@@ -385,7 +429,7 @@ async def _read(
                     "type": "segment",
                     "seq": seq,
                     "speaker": message.speaker,
-                    "text": message.text,
+                    "text": mask(message.text),
                     "final": message.final,
                 },
             )
@@ -426,7 +470,10 @@ async def _run_turns(
                 await peer.send(_error("internal_error", "the turn failed", seq=seq))
                 continue
             if segment.speaker == "customer":
-                await hub.publish(session_id, {"type": "assist", "seq": seq, **outcome.to_dict()})
+                view = outcome.to_dict()
+                await runtime.feedback.shown(tenant, view)
+                await hub.publish(session_id, {"type": "assist", "seq": seq, **view})
+            await hub.publish_alerts(session_id, outcome.alerts, seq=seq)
 
 
 async def _decide(

@@ -17,8 +17,9 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from hermes_desk.actions import ActionService
+from hermes_desk.actions import ActionService, Proposal
 from hermes_desk.assist.act import TurnActor
+from hermes_desk.assist.converse import PREFERENCE_PREFIX, conversation_plan
 from hermes_desk.assist.decide import decide
 from hermes_desk.assist.read import TurnReaderStage
 from hermes_desk.assist.records import (
@@ -36,10 +37,13 @@ from hermes_desk.compliance import ComplianceChecker
 from hermes_desk.errors import ConflictError, ValidationError
 from hermes_desk.events import Event, EventSink, TurnCollector
 from hermes_desk.llm.slots import ModelSlotChannel
+from hermes_desk.masking import Masker, Masking
 from hermes_desk.memory import MemoryService
 from hermes_desk.nlu import SlotExtractor, TurnReader
 from hermes_desk.packs import Pack
+from hermes_desk.sentiment import SentimentModel
 from hermes_desk.sessions import Session, SessionManager, Turn
+from hermes_desk.supervision import Alert, AlertDetector, verification_failures
 from hermes_desk.tools import ToolExecutor, ToolResult
 from hermes_desk.workflows import WorkflowService, WorkflowView
 
@@ -80,9 +84,17 @@ class Assistant:
         max_text_chars: int,
         model_slots: ModelSlotChannel | None = None,
         max_cards: int = 3,
+        sentiment: SentimentModel | None = None,
+        alerts: AlertDetector | None = None,
+        masking: Masking | None = None,
     ) -> None:
         self.pack = pack
         self.max_cards = max_cards
+        self.workflows = workflows
+        self.sentiment = sentiment
+        self.alerts = alerts if alerts is not None else AlertDetector(pack.compliance.alerts)
+        # Personal numbers are masked in what the turn stores and answers (spec D3).
+        self.masking = masking or Masking()
         self.sessions = sessions
         self.tools = tools
         self.memory = memory
@@ -99,7 +111,9 @@ class Assistant:
             model_slots=model_slots,
         )
         self.actor = TurnActor(tools=tools, workflows=workflows, actions=actions)
-        self.suggester = TurnSuggester(responder=responder, compliance=compliance)
+        self.suggester = TurnSuggester(
+            responder=responder, compliance=compliance, pack=pack, explain=self._explain
+        )
 
     async def turn(
         self, tenant: str, user: str, session_id: str, text: str, *, speaker: Speaker = "customer"
@@ -110,7 +124,7 @@ class Assistant:
             with TurnCollector.collect() as events:
                 outcome = await self._turn(tenant, user, session_id, text, speaker)
             outcome.events = [e.to_dict() for e in events]
-        return outcome
+        return _masked_outcome(outcome, self.masking.for_tenant(tenant))
 
     async def _turn(
         self, tenant: str, user: str, session_id: str, text: str, speaker: Speaker
@@ -121,18 +135,31 @@ class Assistant:
         started = self.clock.now()
         turn_index = len(session.turns)
         if speaker == "agent":
-            await self.sessions.append_turn(tenant, user, session_id, Turn("agent", text))
-            return TurnOutcome(session.id, turn_index, speaker)
+            return await self._agent_turn(session, text, turn_index)
 
         reading = await self.reader.read(session, text)
         specs = {spec.name: spec for spec in self.tools.registry.specs()}
-        plan = decide(reading, self.pack, specs, user=user)
-        user_turn = Turn("user", text, meta={"intent": reading.intent.name, "slots": reading.found})
+        intent = reading.intent.name
+        plan = conversation_plan(
+            reading, self.pack.acts, lambda part: self.memory.extract(part, intent=intent)
+        ) or decide(reading, self.pack, specs, user=user)
+        sentiment = self.sentiment.predict(text).to_dict() if self.sentiment else None
+        meta: dict[str, Any] = {
+            "intent": intent,
+            "slots": reading.found,
+            "language": reading.language,
+        }
+        if sentiment is not None:
+            meta["sentiment"] = {"label": sentiment["label"], "score": sentiment["score"]}
+        user_turn = Turn("user", text, meta=meta)
+        earlier = [t for t in session.turns if t.role == "user"]
         session.turns.append(user_turn)
         acting = await self.actor.act(plan, reading, session, turn_index)
         remembered = await self._remember(session, reading)
         suggestion = await self.suggester.suggest(reading, plan, acting, remembered, session)
+        alerts = self._customer_alerts(text, turn_index, earlier, user_turn, acting)
         await self._persist(session, user_turn, reading, acting, suggestion, turn_index)
+        self._supervise(session, "customer", turn_index, sentiment, alerts)
         self.sink.emit(
             Event(
                 "turn.handled",
@@ -147,6 +174,8 @@ class Assistant:
                     "workflow": acting.workflow.status if acting.workflow else None,
                     "suggestion_source": suggestion.source,
                     "compliant": suggestion.compliant,
+                    "sentiment": sentiment["label"] if sentiment else None,
+                    "alerts": [a.kind for a in alerts],
                 },
             )
         )
@@ -154,7 +183,84 @@ class Assistant:
             session, turn_index, reading, plan, acting, remembered, suggestion, started
         )
         outcome.knowledge = knowledge_cards(acting, self.max_cards)
+        outcome.sentiment = sentiment
+        outcome.alerts = [a.to_dict() for a in alerts]
         return outcome
+
+    async def _agent_turn(self, session: Session, text: str, turn_index: int) -> TurnOutcome:
+        """The agent's own line joins the transcript and is checked for compliance slips;
+        asking for the input the session's workflow waits for (the SMS code) is the step."""
+        waiting = await self.workflows.find_waiting(session.id) if self.workflows else None
+        alerts = self.alerts.agent_line(
+            text, turn_index, waiting_for=waiting.waiting_for if waiting else None
+        )
+        meta = {"alerts": [a.kind for a in alerts]} if alerts else None
+        # Checked in clear (a full number read out is the slip), stored masked.
+        said = self.masking.for_tenant(session.tenant).text(text)
+        await self.sessions.append_turn(
+            session.tenant, session.user, session.id, Turn("agent", said, meta=meta)
+        )
+        self._supervise(session, "agent", turn_index, None, alerts)
+        outcome = TurnOutcome(session.id, turn_index, "agent")
+        outcome.alerts = [a.to_dict() for a in alerts]
+        return outcome
+
+    def _customer_alerts(
+        self,
+        text: str,
+        turn_index: int,
+        earlier: Sequence[Turn],
+        turn: Turn,
+        acting: Acting,
+    ) -> list[Alert]:
+        """Threats and abuse in the line, a run of negative turns, repeated rejected codes."""
+        alerts = self.alerts.customer_line(text, turn_index)
+        labels = [_meta(t, "sentiment").get("label", "") for t in earlier]
+        if turn.meta and "sentiment" in turn.meta:
+            labels.append(turn.meta["sentiment"]["label"])
+            streak = self.alerts.negative_streak(labels, turn_index)
+            if streak is not None:
+                alerts.append(streak)
+        counts: dict[str, int] = {}
+        for previous in earlier:
+            counts.update(_meta(previous, "verification"))
+        before = sum(counts.values())
+        if acting.workflow is not None:
+            failures = verification_failures(acting.workflow.steps)
+            if failures:
+                counts[acting.workflow.id] = failures
+                turn.meta = {**(turn.meta or {}), "verification": {acting.workflow.id: failures}}
+        failed = self.alerts.verification(before, sum(counts.values()), turn_index)
+        if failed is not None:
+            alerts.append(failed)
+        return alerts
+
+    def _supervise(
+        self,
+        session: Session,
+        speaker: Speaker,
+        turn_index: int,
+        sentiment: dict[str, Any] | None,
+        alerts: Sequence[Alert],
+    ) -> None:
+        """Tell the supervisor's board (and the logs) about the turn and its alerts."""
+        now = self.clock.now()
+        base = {"tenant": session.tenant, "turn_index": turn_index, "speaker": speaker}
+        self.sink.emit(Event("supervisor.turn", session.id, now, {**base, "sentiment": sentiment}))
+        for alert in alerts:
+            self.sink.emit(
+                Event(
+                    "alert.raised",
+                    session.id,
+                    now,
+                    {"tenant": session.tenant, "alert": alert.to_dict()},
+                )
+            )
+
+    def _explain(self, proposal: Proposal, language: str) -> str:
+        """What a proposal will do, in ``language`` (its tool's ``explain``)."""
+        spec = next((s for s in self.tools.registry.specs() if s.name == proposal.tool), None)
+        return spec.explanation(proposal.arguments, language) if spec else proposal.explanation
 
     async def _remember(self, session: Session, reading: Reading) -> Remembered:
         """Stage *remember*: key facts into the session's short-term tier; the notes."""
@@ -162,7 +268,8 @@ class Assistant:
             reading.text, intent=reading.intent.name, slots=reading.slots
         )
         _keep_short_term(session, candidates)
-        notes = await self.memory.notes(session.tenant, session.user)
+        language = reading.language
+        notes = await self.memory.notes(session.tenant, session.user, lang=language)
         return Remembered(
             key_facts=[
                 {"key": c.key, "value": c.value, "is_key_fact": c.is_key_fact, "signals": c.signals}
@@ -170,7 +277,25 @@ class Assistant:
             ],
             notes=[n.to_dict() for n in notes],
             note_texts=tuple(n.text for n in notes),
+            preferences=self._preferences(session, notes, language),
         )
+
+    def _preferences(
+        self, session: Session, notes: Sequence[Any], language: str
+    ) -> tuple[str, ...]:
+        """The customer's contact preferences: this session's (latest first), then the notes'."""
+        keyfacts = self.memory.keyfacts
+        if keyfacts is None:
+            return ()
+        known: dict[str, Any] = {}
+        for fact in reversed(session.short_term):
+            key = str(fact.get("key", ""))
+            if key.startswith(PREFERENCE_PREFIX) and key not in known:
+                known[key] = fact.get("value")
+        for note in notes:
+            if note.key.startswith(PREFERENCE_PREFIX) and note.key not in known:
+                known[note.key] = note.value
+        return tuple(keyfacts.describe(key, value, language) for key, value in known.items())
 
     async def _persist(
         self,
@@ -181,13 +306,19 @@ class Assistant:
         suggestion: Suggestion,
         turn_index: int,
     ) -> None:
-        """Stage *persist*: the tool calls and the suggestion join the transcript; one save."""
+        """Stage *persist*: the tool calls and the suggestion join the transcript; one save.
+        What is stored is masked: the clear values stay with the turn (and a running
+        workflow's own state)."""
+        mask = self.masking.for_tenant(session.tenant)
         for name, result in acting.results.items():
             call_id = f"{session.id}:{turn_index}:{name}"
             session.turns.append(Turn("agent", f"call {name}", tool_call_id=call_id, name=name))
-            session.turns.append(Turn("tool", _short(result), tool_call_id=call_id, name=name))
-        session.slots = dict(reading.state.slots)
-        user_turn.meta = {**(user_turn.meta or {}), "suggestion": suggestion.text}
+            stored = mask.text(_short(result))
+            session.turns.append(Turn("tool", stored, tool_call_id=call_id, name=name))
+        session.slots = mask.data(dict(reading.state.slots))
+        user_turn.meta = mask.data({**(user_turn.meta or {}), "suggestion": suggestion.text})
+        user_turn.text = mask.text(user_turn.text)
+        session.short_term = mask.data(session.short_term)
         await self.sessions.save(session)
 
 
@@ -203,6 +334,8 @@ def _outcome(
 ) -> TurnOutcome:
     outcome = TurnOutcome(session.id, turn_index, "customer", slots=dict(reading.slots))
     outcome.mentions = {name: list(values) for name, values in reading.mentions.items()}
+    outcome.language = reading.language
+    outcome.dialogue_act = reading.dialogue_act.act
     outcome.intent = {
         "name": reading.intent.name,
         "answered_as": plan.answer_intent,
@@ -250,6 +383,23 @@ def knowledge_cards(acting: Acting, limit: int = 3) -> list[dict[str, Any]]:
                 }
             )
     return cards[:limit]
+
+
+def _meta(turn: Turn, key: str) -> dict[str, Any]:
+    value = (turn.meta or {}).get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _masked_outcome(outcome: TurnOutcome, mask: Masker) -> TurnOutcome:
+    """What the turn answers, personal numbers masked (workflow and proposal views are masked
+    by their own rules; events before they are built)."""
+    if not mask.enabled:
+        return outcome
+    outcome.slots = mask.data(outcome.slots)
+    outcome.tool_calls = mask.data(outcome.tool_calls)
+    outcome.key_facts = mask.data(outcome.key_facts)
+    outcome.suggestion = mask.data(outcome.suggestion) if outcome.suggestion else None
+    return outcome
 
 
 def _keep_short_term(session: Session, candidates: Sequence[Any]) -> None:

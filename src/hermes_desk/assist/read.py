@@ -9,13 +9,14 @@ when the conversation leans elsewhere). Any other turn is read as usual.
 
 from __future__ import annotations
 
-import re
 import time
+from typing import Literal
 
 from hermes_desk.actions import ActionService
 from hermes_desk.assist.decide import value_for_schema
 from hermes_desk.assist.records import Reading
 from hermes_desk.llm.slots import ModelSlotChannel
+from hermes_desk.masking import is_masked
 from hermes_desk.nlu import (
     OOS,
     DialogueState,
@@ -26,6 +27,7 @@ from hermes_desk.nlu import (
     merge_model_slots,
 )
 from hermes_desk.nlu import request_act as read_act
+from hermes_desk.nlu.language import detect_language
 from hermes_desk.packs import IntentSpec, Pack
 from hermes_desk.sessions import Session
 from hermes_desk.workflows import WorkflowService, WorkflowView
@@ -33,11 +35,10 @@ from hermes_desk.workflows.machine import APPROVAL_PREFIX
 
 __all__ = ["TurnReaderStage", "language_of"]
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 
-
-def language_of(text: str) -> str:
-    return "zh" if _CJK.search(text) else "en"
+def language_of(text: str, previous: str | None = None) -> str:
+    """The turn's language (:func:`hermes_desk.nlu.language.detect_language`)."""
+    return detect_language(text, previous)
 
 
 class TurnReaderStage:
@@ -79,7 +80,7 @@ class TurnReaderStage:
         intent, carried = self._framed(resolved, waiting, text, found)
         state.intent = intent.name if not intent.out_of_scope else state.intent
         nlu_ms = (time.perf_counter() - perf) * 1000
-        language = language_of(text)
+        language = detect_language(text, session.language, default=_default_language(self.pack))
         if self.model_slots is not None and intent.slots and not intent.out_of_scope:
             # Second channel: the model's slots, each checked against the intent's schema;
             # deterministic, format-checked values win.
@@ -108,7 +109,8 @@ class TurnReaderStage:
             ranking_model="context" if resolved.in_context is not None else "classifier",
             act=read_act(text),
             found=dict(found),
-            slots=state.slots_for(intent.slots),
+            # A masked value carried from an earlier turn (139****5678) is no slot value.
+            slots={k: v for k, v in state.slots_for(intent.slots).items() if not is_masked(v)},
             state=state,
             nlu_ms=nlu_ms,
             waiting=waiting,
@@ -121,6 +123,7 @@ class TurnReaderStage:
                 if isinstance(values := state.slots.get(mention_key(name)), list)
                 and len(values) > 1
             },
+            dialogue_act=self.pack.acts.read(text),
         )
 
     def _framed(
@@ -151,6 +154,11 @@ class TurnReaderStage:
         if alone.intent == owner.name and alone.confidence >= self.repeat_confidence:
             return owner, False
         return intent, resolved.carried
+
+
+def _default_language(pack: Pack) -> Literal["zh", "en"]:
+    first = pack.manifest.languages[0] if pack.manifest.languages else "zh"
+    return "en" if first == "en" else "zh"
 
 
 def _state_of(session: Session, threshold: float) -> DialogueState:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from hermes_desk.actions import Proposal
 from hermes_desk.nlu import DialogueState
+from hermes_desk.nlu.dialogue_acts import NO_ACT, ActReading
 from hermes_desk.packs import IntentSpec
 from hermes_desk.tools import ToolResult
 from hermes_desk.workflows import WorkflowView
@@ -55,6 +56,8 @@ class Reading:
     previous_intent: str | None = None
     #: every value named so far of a slot of which several were named (``order_id`` → […])
     mentions: dict[str, list[str]] = field(default_factory=dict)
+    #: The turn's dialogue act (thanks, closing…) and whether it is all the turn says.
+    dialogue_act: ActReading = NO_ACT
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +100,8 @@ class Plan:
     writes: tuple[ProposedWrite, ...] = ()
     workflow: WorkflowMove | None = None
     missing_slots: tuple[str, ...] = ()
+    #: The reply situation the plan settles itself (a dialogue act, a stated preference).
+    situation: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +120,8 @@ class Remembered:
     key_facts: list[dict[str, Any]]
     notes: list[dict[str, Any]]
     note_texts: tuple[str, ...]
+    #: The customer's contact preferences known now, in the turn's language.
+    preferences: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +152,8 @@ class TurnOutcome:
     turn_index: int
     speaker: Speaker
     intent: dict[str, Any] | None = None
+    language: str | None = None
+    dialogue_act: str | None = None
     slots: dict[str, Any] = field(default_factory=dict)
     missing_slots: list[str] = field(default_factory=list)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
@@ -158,12 +167,16 @@ class TurnOutcome:
     knowledge: list[dict[str, Any]] = field(default_factory=list)
     #: every value named of a slot of which several were named (``{"order_id": [A, B]}``)
     mentions: dict[str, list[str]] = field(default_factory=dict)
+    sentiment: dict[str, Any] | None = None
+    alerts: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "session_id": self.session_id,
             "turn_index": self.turn_index,
             "speaker": self.speaker,
+            "language": self.language,
+            "dialogue_act": self.dialogue_act,
             "intent": self.intent,
             "slots": self.slots,
             "missing_slots": self.missing_slots,
@@ -176,4 +189,6 @@ class TurnOutcome:
             "events": self.events,
             "knowledge": self.knowledge,
             "mentions": self.mentions,
+            "sentiment": self.sentiment,
+            "alerts": self.alerts,
         }

@@ -3,23 +3,32 @@
 The facts handed to the responder say the truth about outcomes: a write that was only proposed
 is "waiting for the agent" (situation ``proposed``), a record the customer does not own or that
 does not exist is ``not_found``, a business refusal is ``refused``; nothing is called done unless
-its write executed. The reply is then checked against the pack's compliance rules.
+its write executed; a value the customer gave a waiting workflow that was rejected (a wrong SMS
+code) is ``input_rejected``, with the tries left. A turn that shows negative emotion has the
+pack's acknowledgement put before the facts (unless the reply already apologises), and a reply
+that promises a follow-up repeats the customer's contact preferences. The reply is then checked
+against the pack's compliance rules.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from hermes_desk.actions import Proposal
 from hermes_desk.assist.records import Acting, Plan, Reading, Remembered, Suggestion
 from hermes_desk.compliance import ComplianceChecker
 from hermes_desk.llm.messages import ResponderInput
 from hermes_desk.llm.offline import situation_for
+from hermes_desk.packs import Pack
 from hermes_desk.sessions import Session
 from hermes_desk.tools import ToolStatus
 from hermes_desk.workflows.machine import APPROVAL_PREFIX
 
-__all__ = ["Responder", "TurnSuggester", "facts_of"]
+__all__ = ["Explain", "Responder", "TurnSuggester", "facts_of"]
+
+#: What a proposal will do, in a language.
+Explain = Callable[[Proposal, str], str]
 
 
 class Responder(Protocol):
@@ -31,9 +40,18 @@ class Responder(Protocol):
 
 
 class TurnSuggester:
-    def __init__(self, *, responder: Responder, compliance: ComplianceChecker) -> None:
+    def __init__(
+        self,
+        *,
+        responder: Responder,
+        compliance: ComplianceChecker,
+        pack: Pack | None = None,
+        explain: Explain | None = None,
+    ) -> None:
         self.responder = responder
         self.compliance = compliance
+        self.pack = pack
+        self.explain = explain
 
     async def suggest(
         self,
@@ -43,25 +61,78 @@ class TurnSuggester:
         remembered: Remembered,
         session: Session,
     ) -> Suggestion:
-        facts = facts_of(reading, plan, acting, remembered)
+        workflows = self.pack.workflows if self.pack is not None else {}
+        facts = facts_of(
+            reading, plan, acting, remembered, workflows=workflows, explain=self.explain
+        )
         text, link = await self.responder.suggest(facts, session)
+        situation = situation_for(facts)
+        if self.pack is not None:
+            text = _framed(text, self.pack, reading, situation, facts)
         checked = self.compliance.check(text)
         return Suggestion(
             text=checked.text,
             source=link,
             compliant=checked.passed,
             violations=list(checked.violations),
-            situation=situation_for(facts),
+            situation=situation,
         )
 
 
+def _framed(text: str, pack: Pack, reading: Reading, situation: str, facts: ResponderInput) -> str:
+    """The acknowledgement of negative emotion before the reply; the customer's contact
+    preferences after a reply that promises a follow-up."""
+    acts = pack.acts
+    language = facts.language
+    if situation == "preference_noted" or situation.startswith("act_"):
+        return text
+    preferences = facts.slots.get("preferences")
+    if preferences and acts.promises_contact(text):
+        kept = _template(pack.conversation.get("preference_kept"), language)
+        if kept:
+            text = f"{text}{'' if language == 'zh' else ' '}{kept.format(preferences=preferences)}"
+    if acts.is_negative(reading.text) and not acts.opens_with_apology(text):
+        acknowledge = _template(pack.conversation.get("acknowledge"), language)
+        if acknowledge:
+            text = f"{acknowledge}{'' if language == 'zh' else ' '}{text}"
+    return text
+
+
+def _template(template: Any, language: str) -> str | None:
+    if isinstance(template, str):
+        return template
+    if isinstance(template, Mapping):
+        chosen = template.get(language)
+        return chosen if isinstance(chosen, str) else None
+    return None
+
+
 def facts_of(
-    reading: Reading, plan: Plan, acting: Acting, remembered: Remembered
+    reading: Reading,
+    plan: Plan,
+    acting: Acting,
+    remembered: Remembered,
+    *,
+    workflows: Mapping[str, Any] | None = None,
+    explain: Explain | None = None,
 ) -> ResponderInput:
-    """The structured facts of the turn, for the model prompt and the offline templates."""
+    """The structured facts of the turn, for the model prompt and the offline templates.
+
+    Args:
+        workflows: the pack's workflow definitions (how many tries a waiting slot has).
+        explain: what a proposal will do, in a language (a proposal made in another language
+            of the conversation reads in this turn's).
+    """
     shown: dict[str, Any] = dict(reading.slots)
-    if isinstance(reading.slots.get("phone"), str):
-        shown["phone_tail"] = reading.slots["phone"][-4:]
+    if remembered.preferences:
+        shown["preferences"] = ("；" if reading.language == "zh" else "; ").join(
+            remembered.preferences
+        )
+    # The conversation's phone, also under another intent's turn; one said earlier is carried
+    # masked (139****5678): its tail still reads back.
+    number = reading.slots.get("phone") or reading.state.slots.get("phone")
+    if isinstance(number, str):
+        shown["phone_tail"] = number[-4:]
     outputs: dict[str, Any] = {}
     view = acting.workflow
     if view is not None:  # a workflow's step results read like tool results in templates
@@ -78,9 +149,19 @@ def facts_of(
             shown["phone_tail"] = phone
     outputs.update({n: r.result for n, r in acting.results.items() if r.ok})
     pending = [p for p in acting.proposals if p.pending]
+    if plan.situation == "act_confirmation_pending":
+        pending = [p for p in reading.proposals if p.pending][-1:]
     if pending:
-        shown["proposal"] = pending[0].explanation
+        proposal = pending[0]
+        shown["proposal"] = (
+            explain(proposal, reading.language)
+            if explain is not None and proposal.language != reading.language
+            else proposal.explanation
+        )
     waiting_for = view.waiting_for if view is not None else None
+    rejected = _tries_left(plan, view, workflows or {})
+    if rejected is not None:
+        shown["tries_left"] = rejected
     return ResponderInput(
         intent=plan.answer_intent,
         slots=shown,
@@ -91,7 +172,9 @@ def facts_of(
         waiting_for=waiting_for,
         language=reading.language,
         missing_slots=plan.missing_slots,
-        situation=_situation(acting, pending, waiting_for)
+        situation=plan.situation
+        or ("input_rejected" if rejected is not None else None)
+        or _situation(acting, pending, waiting_for)
         or _knowledge_situation(acting, reading.found),
     )
 
@@ -106,6 +189,27 @@ def _knowledge_situation(acting: Acting, found: Mapping[str, Any]) -> str | None
     if not (isinstance(kb.result, Mapping) and kb.result.get("results")):
         return "not_found"
     return "answer_for_order" if found.get("order_id") else None
+
+
+def _tries_left(plan: Plan, view: Any, workflows: Mapping[str, Any]) -> int | None:
+    """When this turn fed the waiting workflow a value it rejected (it asks for the same slot
+    again): how many tries remain. None otherwise."""
+    move = plan.workflow
+    if move is None or move.kind != "feed" or view is None:
+        return None
+    slot = view.waiting_for
+    if view.status != "waiting_input" or slot is None or slot not in move.inputs:
+        return None
+    definition = workflows.get(view.name)
+    if definition is None:
+        return None
+    spec = next((step for _phase, step in definition.all_steps() if step.wait_for == slot), None)
+    if spec is None:
+        return None
+    record = next((s for s in view.steps if s.name == spec.name), None)
+    if record is None or record.input_round == 0:
+        return None
+    return max(int(spec.input_attempts) - int(record.input_round), 0)
 
 
 def _situation(acting: Acting, pending: list[Any], waiting_for: str | None) -> str | None:

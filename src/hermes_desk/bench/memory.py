@@ -38,7 +38,7 @@ from hermes_desk.memory.service import MemoryService
 from hermes_desk.memory.sqlite_store import SqliteMemoryStore
 from hermes_desk.memory.store import FACT_COLUMNS, MemoryStore
 
-__all__ = ["evaluate_keyfacts", "run_memory_bench"]
+__all__ = ["evaluate_keyfact_sets", "evaluate_keyfacts", "run_memory_bench"]
 
 _TENANT = "bench"
 _STATUSES = ("active",) * 17 + ("archived", "archived", "pending")  # 85% / 10% / 5%
@@ -370,7 +370,7 @@ def run_memory_bench(
 def evaluate_keyfacts(
     data: str | Path | None = None, *, keyfacts: KeyFactFilter | None = None
 ) -> dict[str, Any]:
-    """Precision/recall of the key-fact filter on ``{text, key_fact, lang}`` JSONL.
+    """Precision/recall of the key-fact filter on ``{text, key_fact, lang[, intent]}`` JSONL.
 
     Defaults to the bundled pack's ``keyfacts_eval.jsonl`` and filter.
     """
@@ -378,3 +378,16 @@ def evaluate_keyfacts(
     source = Path(data) if data else pack / "keyfacts_eval.jsonl"
     rows = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line]
     return evaluate_filter(keyfacts or KeyFactFilter.from_pack(pack), rows)
+
+
+def evaluate_keyfact_sets(pack_dir: str | Path | None = None) -> dict[str, Any]:
+    """Every labelled key-fact set of a pack (``keyfacts_eval*.jsonl``, ``keyfacts_heldout*``),
+    scored apart, by file name."""
+    pack = (
+        Path(pack_dir)
+        if pack_dir
+        else Path(__file__).resolve().parent.parent / "packs" / "ecommerce"
+    )
+    flt = KeyFactFilter.from_pack(pack)
+    files = sorted({*pack.glob("keyfacts_eval*.jsonl"), *pack.glob("keyfacts_heldout*.jsonl")})
+    return {path.stem: evaluate_keyfacts(path, keyfacts=flt) for path in files}

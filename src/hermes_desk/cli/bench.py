@@ -86,6 +86,33 @@ def actions(
 
 
 @app.command()
+def feedback(
+    events: Annotated[int, typer.Option(help="customer turns whose suggestion is counted")] = 5_000,
+    redis_url: Annotated[
+        str | None, typer.Option(help="Redis for the Redis figures ('' to skip)")
+    ] = "redis://127.0.0.1:6379/15",
+    out: OutOption = None,
+) -> None:
+    """Suggestion feedback: the per-turn ``shown`` write and the report query, per store."""
+    from hermes_desk.bench.feedback import run_feedback_bench
+
+    machine = _machine()
+    _emit("feedback", run_feedback_bench(events, redis_url or None), out, machine)
+
+
+@app.command()
+def privacy(
+    rounds: Annotated[int, typer.Option(help="timed operations per figure")] = 2_000,
+    out: OutOption = None,
+) -> None:
+    """Masking an utterance, a turn record and an event; the offline after-contact summary."""
+    from hermes_desk.bench.privacy import run_privacy_bench
+
+    machine = _machine()
+    _emit("privacy", run_privacy_bench(rounds), out, machine)
+
+
+@app.command()
 def workflows(
     runs: Annotated[int, typer.Option(help="password resets per variant")] = 40,
     out: OutOption = None,
@@ -117,12 +144,57 @@ def memory(
 
 
 @app.command()
-def keyfacts(out: OutOption = None) -> None:
-    """Precision and recall of the key-fact filter on the pack's labelled set."""
-    from hermes_desk.bench.memory import evaluate_keyfacts
+def keyfacts(
+    out: OutOption = None,
+    pack: Annotated[
+        Path | None, typer.Option(help="pack folder (default: the bundled ecommerce pack)")
+    ] = None,
+) -> None:
+    """Precision and recall of the key-fact filter, and of what is remembered, on each of the
+    pack's labelled sets, English and Chinese apart."""
+    from hermes_desk.bench.memory import evaluate_keyfact_sets
 
     machine = _machine()
-    _emit("keyfacts", evaluate_keyfacts(), out, machine)
+    _emit("keyfacts", evaluate_keyfact_sets(pack), out, machine)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@app.command()
+def replies(
+    out: OutOption = None,
+    data: Annotated[
+        Path | None, typer.Option(help="labelled conversations (default: the pack's set)")
+    ] = None,
+    config: Annotated[Path | None, typer.Option(help="YAML settings file")] = None,
+) -> None:
+    """Labelled conversations through the whole chain against the demo back office; the
+    replies checked: language, no false "done", rejected codes named, closings closed."""
+    import asyncio
+    import tempfile
+
+    from hermes_desk.bench.replies import run_replies
+    from hermes_desk.cli._backend import demo_backend_running
+    from hermes_desk.cli.settings_option import load_settings, show_progress, user_model_cache
+
+    show_progress()
+    machine = _machine()
+    with tempfile.TemporaryDirectory(prefix="hermes-bench-replies-") as tmp:
+        # a back office of its own, on a free port: fresh state, no other run's codes
+        backend = f"http://127.0.0.1:{_free_port()}"
+        settings = load_settings(config, service={"data_dir": Path(tmp), "backend_url": backend})
+        if settings.nlu.model_dir is None:
+            nlu = settings.nlu.model_copy(update={"model_dir": user_model_cache()})
+            settings = settings.model_copy(update={"nlu": nlu})
+        with demo_backend_running(settings.service.backend_url, quiet=True, reuse=False):
+            figures = asyncio.run(run_replies(settings, data))
+    _emit("replies", figures, out, machine)
 
 
 @app.command()
@@ -135,6 +207,28 @@ def llm(
 
     machine = _machine()
     _emit("llm", run_llm_bench(turns=turns), out, machine)
+
+
+@app.command()
+def sentiment(
+    data_dir: Annotated[
+        Path, typer.Option(help="folder with sentiment_zh/ (train/test JSONL)")
+    ] = Path("../shared/data"),
+    reviews: Annotated[bool, typer.Option(help="include the sentiment_zh reviews")] = True,
+    combined: Annotated[
+        bool, typer.Option(help="also train on pack turns + reviews (sentiment.extra_corpus)")
+    ] = False,
+    rounds: Annotated[int, typer.Option(help="latency rounds over the held-out turns")] = 20,
+    out: OutOption = None,
+) -> None:
+    """Sentiment accuracy (pack turns, sentiment_zh reviews), latency, alert precision/recall."""
+    from hermes_desk.bench.sentiment import run
+
+    if reviews and not (data_dir / "sentiment_zh").is_dir():
+        raise typer.BadParameter(f"no sentiment_zh/ under {data_dir}", param_hint="--data-dir")
+    machine = _machine()
+    figures = run(data_dir, reviews=reviews, combined=combined, rounds=rounds)
+    _emit("sentiment", figures, out, machine)
 
 
 @app.command()
@@ -160,3 +254,87 @@ def nlu(
     machine = _machine()
     figures = run(kinds, data_dir, include_public=public, min_in_scope=min_in_scope)
     _emit("nlu", figures, out, machine)
+
+
+def _numbers(text: str, name: str) -> list[float]:
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise typer.BadParameter(f"{text!r} is not a comma-separated list of numbers") from exc
+    if not values or any(v < 0 for v in values):
+        raise typer.BadParameter(f"{text!r}: give one or more numbers ≥ 0", param_hint=name)
+    return values
+
+
+@app.command()
+def load(
+    users: Annotated[
+        str, typer.Option(help="simulated agents; several (50,100,200) run one step each")
+    ] = "50",
+    duration: Annotated[float, typer.Option(help="seconds per step")] = 60.0,
+    workers: Annotated[
+        str,
+        typer.Option(help="serve workers; several (1,2,3) run one step each behind nginx"),
+    ] = "1",
+    stores: Annotated[
+        str, typer.Option(help="embedded (SQLite, one worker) or shared (Redis + PostgreSQL)")
+    ] = "embedded",
+    think: Annotated[str, typer.Option(help="customer think time 'mean,sd' in seconds")] = "3,1",
+    approve: Annotated[str, typer.Option(help="agent's think time before an approval")] = "2,0.5",
+    ws_share: Annotated[float, typer.Option(help="share of conversations over WebSocket")] = 0.5,
+    conversations: Annotated[
+        int, typer.Option(help="at most this many conversations per step (0: no limit)")
+    ] = 0,
+    customers: Annotated[int, typer.Option(help="customers in the demo backend's data")] = 300,
+    redis_url: Annotated[
+        str | None, typer.Option(help="Redis for --stores shared (default: a private one)")
+    ] = None,
+    postgres_dsn: Annotated[
+        str | None, typer.Option(help="PostgreSQL for memory with --stores shared")
+    ] = None,
+    model_dir: Annotated[
+        Path | None, typer.Option(help="trained intent models to reuse (HERMES_NLU__MODEL_DIR)")
+    ] = None,
+    workdir: Annotated[Path | None, typer.Option(help="folder for data, logs, ledgers")] = None,
+    profile: Annotated[
+        bool, typer.Option("--profile", help="py-spy the first worker through each step")
+    ] = False,
+    out: OutOption = None,
+) -> None:
+    """A contact center's load: Locust agents holding whole conversations (the article's mix),
+    over HTTP and the session WebSocket, against 1..N workers; lost turns and twice-run writes
+    are checked at the end."""
+    from hermes_desk.bench.load import LoadStep, run_load
+
+    if stores not in ("embedded", "shared"):
+        raise typer.BadParameter("stores must be embedded or shared", param_hint="--stores")
+    counts = [int(v) for v in _numbers(users, "--users")]
+    pool = [int(v) for v in _numbers(workers, "--workers")]
+    think_pair = [*_numbers(think, "--think"), 0.0]
+    approve_pair = [*_numbers(approve, "--approve"), 0.0]
+    if len(pool) > 1:
+        steps = [LoadStep(counts[0], duration, n) for n in pool]
+    else:
+        steps = [LoadStep(n, duration, pool[0]) for n in counts]
+    machine = _machine()
+    env_model_dir = os.environ.get("HERMES_NLU__MODEL_DIR")
+    figures = run_load(
+        steps=steps,
+        stores=stores,
+        workers=max(pool),
+        think=(think_pair[0], think_pair[1]),
+        approve_think=(approve_pair[0], approve_pair[1]),
+        ws_share=ws_share,
+        conversations=conversations,
+        customers=customers,
+        redis_url=redis_url,
+        postgres_dsn=postgres_dsn,
+        balancer=True if len(pool) > 1 or max(pool) > 1 else None,
+        model_dir=model_dir or (Path(env_model_dir) if env_model_dir else None),
+        workdir=workdir,
+        profile=profile,
+        progress=lambda line: typer.echo(line, err=True),
+    )
+    _emit("load", figures, out, machine)
+    if figures["lost_turns"] or figures["writes_executed_twice"]:
+        raise typer.Exit(1)

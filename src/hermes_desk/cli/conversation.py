@@ -36,6 +36,8 @@ def _print_outcome(outcome: dict[str, Any]) -> None:
     intent = outcome.get("intent") or {}
     carried = " (carried over)" if intent.get("carried") else ""
     typer.echo(f"  intent     {intent.get('name')}  confidence {intent.get('confidence')}{carried}")
+    act = f", dialogue act {outcome['dialogue_act']}" if outcome.get("dialogue_act") else ""
+    typer.echo(f"  language   {outcome.get('language')}{act}")
     if outcome.get("slots"):
         typer.echo(f"  slots      {outcome['slots']}")
     if outcome.get("missing_slots"):

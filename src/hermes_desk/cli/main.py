@@ -57,6 +57,7 @@ def serve(
     """
     import uvicorn
 
+    from hermes_desk.api.access_log import log_config
     from hermes_desk.api.app import create_app
     from hermes_desk.cli._backend import (
         BackendPortError,
@@ -73,7 +74,19 @@ def serve(
 
     def run() -> None:
         typer.echo(f"Hermes Desk on http://{bind_host}:{bind_port} (docs at /docs)")
-        uvicorn.run(create_app(settings), host=bind_host, port=bind_port, log_level="info")
+        # Event streams (the supervisor feed) stay open: on shutdown, requests get as long as
+        # their time limit to finish, then the rest are closed.
+        uvicorn.run(
+            create_app(settings),
+            host=bind_host,
+            port=bind_port,
+            log_level="info",
+            timeout_graceful_shutdown=max(1, int(settings.service.request_timeout_s)),
+            # The service logs requests itself (service.access_log), without query strings
+            # (spec D3): uvicorn's own access log prints them.
+            access_log=False,
+            log_config=log_config(),
+        )
 
     try:
         with stop_on_signals():

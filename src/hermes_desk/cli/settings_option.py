@@ -48,6 +48,7 @@ def show_progress() -> None:
         logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     logging.getLogger("hermes_desk.events").setLevel(logging.WARNING)
+    logging.getLogger("hermes_desk.access").setLevel(logging.WARNING)  # `serve` configures it
 
 
 def user_model_cache() -> Path:

@@ -15,7 +15,8 @@ Templates are ``str.format`` strings per intent and situation::
 Fields are slots (``{order_id}``), tool results by tool name with dotted paths
 (``{get_shipment.eta}``, list items by index: ``{list_payment_methods.methods.0.label}``, all
 items joined: ``{list_payment_methods.methods.*.label}``),
-``{fallback}``, ``{notes}``, ``{intent}`` and ``{missing_slots}``. A template with a field that
+``{fallback}``, ``{notes}``, ``{intent}`` and ``{missing_slots}``; ``{field!t}`` shows a
+back-office value through the pack's ``terms`` in the reply's language. A template with a field that
 cannot be resolved is passed over for the next candidate situation; if none resolves fully, the
 first one is rendered with a placeholder. A template may also be a ``{language: text}`` mapping.
 """
@@ -52,6 +53,16 @@ SITUATIONS: dict[str, tuple[str, ...]] = {
     "proposed": (),
     "not_found": (),
     "refused": ("tool_failed",),
+    # What the customer gave a waiting workflow was rejected: never "the code was sent" again.
+    "input_rejected": (),
+    # The conversation's own situations (the pack's ``conversation`` replies).
+    "act_greeting": (),
+    "act_thanks": (),
+    "act_closing": (),
+    "act_confirmation": (),
+    "act_confirmation_pending": ("act_confirmation",),
+    "act_correction": (),
+    "preference_noted": (),
 }
 
 _WORKFLOW_SITUATION = {
@@ -73,6 +84,13 @@ _GENERIC = {
         "proposed": "我已提交办理申请：{proposal}。客服确认后会马上为您处理。",
         "not_found": "抱歉，没有查到相关记录，请您核对一下号码好吗？",
         "refused": "抱歉，这个操作暂时无法办理，我帮您转给专员确认。",
+        "input_rejected": "抱歉，您提供的信息没有通过验证，还可以再试 {tries_left} 次。",
+        "act_greeting": "您好，请问有什么可以帮您？",
+        "act_thanks": "不客气，请问还有其他问题吗？",
+        "act_closing": "感谢您的耐心，祝您生活愉快，再见！",
+        "act_confirmation": "好的。请问还有什么可以帮您？",
+        "act_correction": "抱歉，是我弄错了，请问您指的是哪一个？",
+        "preference_noted": "好的，已为您记下：{preferences}。",
     },
     "en": {
         "ok": "Sure, let me help you with that. Is there anything else I can do for you?",
@@ -84,6 +102,13 @@ _GENERIC = {
         "It will be done as soon as it is confirmed.",
         "not_found": "Sorry, I could not find that record. Could you check the number for me?",
         "refused": "Sorry, that cannot be done right now; let me pass it to a colleague.",
+        "input_rejected": "Sorry, that did not pass the check; you have {tries_left} more tries.",
+        "act_greeting": "Hello! How can I help you today?",
+        "act_thanks": "You are welcome. Is there anything else?",
+        "act_closing": "Thank you for your patience. Have a great day, goodbye!",
+        "act_confirmation": "All right. Is there anything else I can help with?",
+        "act_correction": "Sorry, my mistake. Which one do you mean?",
+        "preference_noted": "Noted: {preferences}.",
     },
 }
 
@@ -113,9 +138,17 @@ class _Unresolved(LookupError):
 class _Formatter(string.Formatter):
     """``str.format`` with dotted look-ups into mappings/lists and no attribute tricks."""
 
-    def __init__(self, fields: Mapping[str, Any], strict: bool) -> None:
+    def __init__(
+        self,
+        fields: Mapping[str, Any],
+        strict: bool,
+        terms: Mapping[str, Mapping[str, str]] | None = None,
+        language: str = "zh",
+    ) -> None:
         self._fields = fields
         self._strict = strict
+        self._terms = terms or {}
+        self._language = language
 
     def get_field(self, field_name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
         value = _lookup(self._fields, field_name)
@@ -132,7 +165,16 @@ class _Formatter(string.Formatter):
             return str(value)
 
     def convert_field(self, value: Any, conversion: str | None) -> Any:
+        if conversion == "t":  # a back-office term, in the reply's language
+            return self._term(value)
         return value if conversion is None else super().convert_field(value, conversion)
+
+    def _term(self, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        parts = value.split("、")
+        shown = [self._terms.get(p, {}).get(self._language, p) for p in parts]
+        return ("、" if self._language == "zh" else ", ").join(shown)
 
 
 def _lookup(fields: Mapping[str, Any], path: str) -> Any:
@@ -196,11 +238,23 @@ class OfflineResponder:
             ``replies``. A template is a string or a ``{language: string}`` mapping.
         default_intent: the intent whose templates are used for intents the pack does not reply
             to (``None``: the built-in generic replies).
+        conversation: the pack's replies of the conversation itself (``act_thanks``,
+            ``preference_noted``…), used after the intent's own template for that situation.
+        terms: ``{value: {language: text}}`` for fields written ``{field!t}``.
     """
 
-    def __init__(self, replies: Templates | None = None, *, default_intent: str | None = None):
+    def __init__(
+        self,
+        replies: Templates | None = None,
+        *,
+        default_intent: str | None = None,
+        conversation: Mapping[str, Any] | None = None,
+        terms: Mapping[str, Mapping[str, str]] | None = None,
+    ):
         self._replies: Templates = replies or {}
         self._default_intent = default_intent
+        self._conversation: Mapping[str, Any] = conversation or {}
+        self._terms: Mapping[str, Mapping[str, str]] = terms or {}
 
     @property
     def name(self) -> str:
@@ -222,13 +276,19 @@ class OfflineResponder:
             order = (situation, "ok")
         fields = _fields(facts)
         pack = self._candidates(self._pack_templates(facts.intent), order, facts.language)
-        rendered = _first_rendered(pack, fields, strict=True)
+        pack += [
+            t for t in self._candidates(self._conversation, order, facts.language) if t not in pack
+        ]
+        terms, language = self._terms, facts.language
+        rendered = _first_rendered(pack, fields, True, terms, language)
         if rendered is not None:
             return rendered
-        # A failed tool's fallback is a complete reply in itself: better than a placeholder.
-        if facts.failed_fallbacks:
-            return facts.failed_fallbacks[0]
-        rendered = _first_rendered(pack, fields, strict=False)
+        # A failed tool's fallback is a complete reply in itself: better than a placeholder —
+        # when it speaks the customer's language.
+        spoken = [f for f in facts.failed_fallbacks if _language_of(f) == facts.language]
+        if spoken:
+            return spoken[0]
+        rendered = _first_rendered(pack, fields, False, terms, language)
         if rendered is not None:
             return rendered
         generic = _GENERIC.get(facts.language, _GENERIC["en"])
@@ -280,11 +340,15 @@ class OfflineResponder:
 
 
 def _first_rendered(
-    templates: Sequence[str], fields: Mapping[str, Any], strict: bool
+    templates: Sequence[str],
+    fields: Mapping[str, Any],
+    strict: bool,
+    terms: Mapping[str, Mapping[str, str]] | None = None,
+    language: str = "zh",
 ) -> str | None:
     for template in templates:
         try:
-            return _Formatter(fields, strict=strict).format(template)
+            return _Formatter(fields, strict, terms, language).format(template)
         except _Unresolved:
             continue
         except (ValueError, IndexError, KeyError, AttributeError):  # broken template: next one
@@ -301,6 +365,10 @@ def _pick_language(template: Any, language: str) -> str | None:
             chosen = next(iter(template.values()))
         return chosen if isinstance(chosen, str) else None
     return None
+
+
+def _language_of(text: str) -> str:
+    return "zh" if _has_cjk(text) else "en"
 
 
 def _has_cjk(text: str | None) -> bool:

@@ -42,6 +42,7 @@ _LABELS = {
         "fallbacks": "无法查询时的兜底话术",
         "workflow": "流程状态",
         "tool": "工具",
+        "situation": "实际情况",
     },
     "en": {
         "intent": "Intent",
@@ -52,6 +53,41 @@ _LABELS = {
         "fallbacks": "Fallback replies of tools that could not answer",
         "workflow": "Workflow state",
         "tool": "tool",
+        "situation": "What actually happened",
+    },
+}
+
+# What a reply must say in the situations that tell the truth about outcomes (SPEC §8 R1).
+_SITUATIONS = {
+    "zh": {
+        "proposed": "操作已提交，等待坐席批准，尚未执行：不要说已经办好",
+        "not_found": "没有查到这条记录（或它不属于该客户）：请客户核对",
+        "refused": "业务系统拒绝了这个操作：如实说明，不要说已经办好",
+        "input_rejected": "客户提供的验证码不正确：明确说出来，并告知剩余次数（tries_left）",
+        "preference_noted": "客户说明了联系方式偏好：确认已记下，不要创建工单，不要承诺回电",
+        "act_closing": "客户在结束对话：礼貌道别",
+        "act_thanks": "客户在道谢：礼貌回应",
+        "act_greeting": "客户在打招呼：问候并询问需要什么帮助",
+        "act_confirmation": "客户表示同意：确认，不要新建任何操作",
+        "act_confirmation_pending": "客户表示同意，但操作仍在等待坐席批准：如实说明",
+        "act_correction": "客户说刚才弄错了对象：道歉并询问是哪一个",
+    },
+    "en": {
+        "proposed": "the action is put forward and waits for the agent's approval; it has NOT run:"
+        " never say it is done",
+        "not_found": "no such record for this customer: ask them to check it",
+        "refused": "the back office refused the action: say so, never say it is done",
+        "input_rejected": "the code the customer gave is wrong: say so and give the tries left"
+        " (tries_left)",
+        "preference_noted": "the customer stated how to be contacted: confirm it is noted; open"
+        " no ticket, promise no call",
+        "act_closing": "the customer is closing the conversation: say goodbye politely",
+        "act_thanks": "the customer is thanking you: answer politely",
+        "act_greeting": "the customer greets you: greet back and ask how to help",
+        "act_confirmation": "the customer agrees: acknowledge; start nothing new",
+        "act_confirmation_pending": "the customer agrees, but the action still waits for the"
+        " agent's approval: say so",
+        "act_correction": "the customer says you picked the wrong one: apologise and ask which",
     },
 }
 
@@ -116,6 +152,9 @@ def build_prompt(
         lines.append(f"{labels['missing']}: {', '.join(facts.missing_slots)}")
     if facts.workflow_state:
         lines.append(f"{labels['workflow']}: {facts.workflow_state}")
+    situation = _SITUATIONS[language].get(facts.situation or "")
+    if situation:
+        lines.append(f"{labels['situation']}: {situation}")
     if facts.notes:
         lines.append(f"{labels['notes']}:")
         lines.extend(f"- {note}" for note in facts.notes)

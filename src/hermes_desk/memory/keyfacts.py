@@ -35,7 +35,8 @@ _ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四":
 _ZH_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
 _EN_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
                "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20,
-               "thirty": 30, "a": 1, "an": 1, "half": 0.5, "半": 0.5}  # fmt: skip
+               "thirty": 30, "a": 1, "an": 1, "half": 0.5, "半": 0.5, "first": 1, "second": 2,
+               "third": 3, "fourth": 4, "fifth": 5, "sixth": 6}  # fmt: skip
 _DAY_UNITS = (("month", 30), ("个月", 30), ("月", 30), ("week", 7), ("星期", 7), ("礼拜", 7),
               ("周", 7), ("day", 1), ("天", 1), ("日", 1))  # fmt: skip
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?|[零〇一二两三四五六七八九十百千万]+|半|[a-z]+", re.I)
@@ -50,6 +51,9 @@ def parse_number(text: str) -> float | None:
         return float(token)
     except ValueError:
         pass
+    ordinal = re.fullmatch(r"(\d+)(?:st|nd|rd|th)", token)
+    if ordinal:
+        return float(ordinal.group(1))
     if token in _EN_NUMBERS:
         return float(_EN_NUMBERS[token])
     if all(ch in _ZH_DIGITS or ch in _ZH_UNITS for ch in token):
@@ -136,6 +140,8 @@ class KeyFactFilter:
     min_signals: int = 2
     long_term: tuple[str, ...] = ()
     labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: How a value reads in a note, per key, value and language (``sms`` → 短信 / text message).
+    values: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
 
     @classmethod
     def from_file(cls, path: str | Path, *, min_signals: int | None = None) -> KeyFactFilter:
@@ -169,12 +175,18 @@ class KeyFactFilter:
         rules = tuple(_build_rule(raw, file) for raw in data.get("rules") or [])
         labels = {str(k): {str(a): str(b) for a, b in v.items()} for k, v in
                   (data.get("labels") or {}).items()}  # fmt: skip
+        values = {
+            str(key): {str(value): {str(a): str(b) for a, b in (shown or {}).items()}
+                       for value, shown in (by_value or {}).items()}
+            for key, by_value in (data.get("values") or {}).items()
+        }  # fmt: skip
         return cls(
             signals=signals,
             rules=rules,
             min_signals=int(min_signals or data.get("min_signals", 2)),
             long_term=tuple(str(p) for p in data.get("long_term") or []),
             labels=labels,
+            values=values,
         )
 
     def signals_in(self, text: str) -> tuple[str, ...]:
@@ -218,6 +230,8 @@ class KeyFactFilter:
     def describe(self, key: str, value: Any, lang: str = "zh") -> str:
         """A human line for a note, from the pack's labels; ``key = value`` when unlabelled."""
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        named = self.values.get(key, {}).get(shown, {})
+        shown = named.get(lang) or shown
         label = self.labels.get(key, {})
         template = label.get(lang) or next(iter(label.values()), None)
         return template.format(value=shown) if template else f"{key} = {shown}"
@@ -289,21 +303,47 @@ def _build_rule(raw: Any, file: str) -> KeyRule:
 
 
 def evaluate_filter(flt: KeyFactFilter, rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Precision, recall and F1 of ``is_key_fact`` on labelled rows ``{text, key_fact, lang}``.
+    """Precision, recall and F1 on labelled rows ``{text, key_fact, lang[, intent]}``.
 
-    Returns overall figures and the same per language, plus the misclassified texts.
+    Two decisions are scored, overall and per language: the filter's (``is_key_fact``: at least
+    ``min_signals`` signals), and under ``remembered`` what the pipeline keeps — a fact read by
+    a key rule (with the row's intent) that passes its rule's threshold (explicit preferences
+    pass on fewer signals). Misclassified texts are listed under ``errors`` (the filter's) and
+    ``remembered_errors``.
     """
-    counts: dict[str, dict[str, int]] = {}
+    filtered: dict[str, dict[str, int]] = {}
+    remembered: dict[str, dict[str, int]] = {}
     errors: list[dict[str, Any]] = []
+    missed: list[dict[str, Any]] = []
     for row in rows:
         text, truth = str(row["text"]), bool(row["key_fact"])
+        intent = row.get("intent")
         predicted = flt.is_key_fact(text)
-        for group in ("all", str(row.get("lang", "?"))):
-            c = counts.setdefault(group, {"tp": 0, "fp": 0, "fn": 0, "tn": 0, "n": 0})
-            c["n"] += 1
-            c[("t" if predicted == truth else "f") + ("p" if predicted else "n")] += 1
+        kept = [c for c in flt.extract(text, str(intent) if intent else None) if c.is_key_fact]
+        groups = ("all", str(row.get("lang", "?")))
+        _count(filtered, groups, predicted, truth)
+        _count(remembered, groups, bool(kept), truth)
         if predicted != truth:
             errors.append({"text": text, "expected": truth, "signals": flt.signals_in(text)})
+        if bool(kept) != truth:
+            missed.append({"text": text, "expected": truth, "keys": [c.key for c in kept]})
+    out: dict[str, Any] = _figures(filtered)
+    out["errors"] = errors
+    out["remembered"] = _figures(remembered)
+    out["remembered_errors"] = missed
+    return out
+
+
+def _count(
+    counts: dict[str, dict[str, int]], groups: Sequence[str], predicted: bool, truth: bool
+) -> None:
+    for group in groups:
+        c = counts.setdefault(group, {"tp": 0, "fp": 0, "fn": 0, "tn": 0, "n": 0})
+        c["n"] += 1
+        c[("t" if predicted == truth else "f") + ("p" if predicted else "n")] += 1
+
+
+def _figures(counts: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for group, c in counts.items():
         precision = c["tp"] / (c["tp"] + c["fp"]) if c["tp"] + c["fp"] else 0.0
@@ -311,5 +351,4 @@ def evaluate_filter(flt: KeyFactFilter, rows: Iterable[Mapping[str, Any]]) -> di
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
         accuracy = (c["tp"] + c["tn"]) / c["n"] if c["n"] else 0.0
         out[group] = {**c, "precision": precision, "recall": recall, "f1": f1, "accuracy": accuracy}
-    out["errors"] = errors
     return out

@@ -273,9 +273,21 @@ class PostgresMemoryStore:
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
-        pool = await self._ready()
-        async with pool.connection() as conn:
-            yield conn
+        """A pooled connection. Losing the server (refused, reset, restarting, no connection
+        free in time) is BackendUnavailableError — a retryable 503, not a 500; SQL errors
+        (a unique violation a caller handles, say) pass through unchanged."""
+        from psycopg import InterfaceError, OperationalError
+
+        try:
+            pool = await self._ready()
+            async with pool.connection() as conn:
+                yield conn
+        except (OperationalError, InterfaceError, self._psycopg_pool.PoolTimeout) as exc:
+            raise BackendUnavailableError(f"PostgreSQL memory store: {exc}") from exc
+        except BackendError as exc:
+            if self._closed:
+                raise
+            raise BackendUnavailableError(f"PostgreSQL memory store: {exc}") from exc
 
     async def migrate(self) -> list[str]:
         """Apply the ``memory`` migrations not yet applied (``schema_migrations`` table)."""

@@ -172,8 +172,11 @@ class MemoryService:
 
     # -- reads ------------------------------------------------------------------------------
 
-    async def notes(self, tenant: str, user_id: str, *, limit: int | None = None) -> list[Note]:
-        """Active facts above the floor, highest current confidence first, with age and source."""
+    async def notes(
+        self, tenant: str, user_id: str, *, limit: int | None = None, lang: str | None = None
+    ) -> list[Note]:
+        """Active facts above the floor, highest current confidence first, with age and source;
+        their texts in ``lang`` (default: the service's language)."""
         now = self.clock.now()
         floor = self.settings.notes_floor
         out: list[Note] = []
@@ -184,7 +187,7 @@ class MemoryService:
             if confidence < floor:
                 continue
             text = (
-                self.keyfacts.describe(fact.key, fact.value, self.lang)
+                self.keyfacts.describe(fact.key, fact.value, lang or self.lang)
                 if self.keyfacts
                 else f"{fact.key} = {fact.value}"
             )

@@ -1,11 +1,13 @@
 """Load a domain pack folder, refusing bad packs with the file and field named.
 
 A pack folder holds ``pack.yaml``, ``intents.yaml``, ``nlu.jsonl``, ``dialogues*.jsonl``,
-``tools.yaml``, ``workflows/*.yaml``, ``replies.yaml``, ``compliance.yaml``, ``keyfacts.yaml``
-and ``kb/*.md``. Tool specs and workflow definitions are parsed by their own modules' loaders
-(which name the tool or step at fault); this module checks the pack holds together: every
-intent's tools and workflow exist, every example's and dialogue turn's intent is declared, every
-reply belongs to an intent.
+``tools.yaml``, ``workflows/*.yaml``, ``replies.yaml``, ``compliance.yaml``, ``keyfacts.yaml``,
+``acts.yaml``, ``dispositions.yaml`` (optional) and ``kb/*.md``. Tool specs and workflow
+definitions are parsed by their own modules' loaders (which name the tool or step at fault); this
+module checks the pack holds together: every intent's tools and workflow exist, every example's
+and dialogue turn's intent is declared, every reply belongs to an intent, every reply template
+and note label speaks every language of the pack, every dialogue act has its reply, every
+disposition has its labels.
 """
 
 from __future__ import annotations
@@ -22,8 +24,14 @@ from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from hermes_desk.errors import PackError
+from hermes_desk.nlu.dialogue_acts import ActPhrases
 from hermes_desk.nlu.examples import Conversation
 from hermes_desk.nlu.examples import Example as NluExample
+from hermes_desk.packs.dispositions import (
+    DEFAULT_DISPOSITIONS,
+    DispositionList,
+    dispositions_file,
+)
 from hermes_desk.packs.models import (
     ComplianceRules,
     Dialogue,
@@ -32,7 +40,7 @@ from hermes_desk.packs.models import (
     PackManifest,
 )
 
-__all__ = ["Pack", "bundled_pack_path", "load_pack"]
+__all__ = ["Pack", "bundled_pack_path", "load_dispositions", "load_pack"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -53,6 +61,14 @@ class Pack:
     fingerprint: str
     tool_specs: tuple[Any, ...] = ()
     workflows: dict[str, Any] = field(default_factory=dict)
+    #: Dialogue-act phrases, negative-emotion words and apologies (``acts.yaml``).
+    acts: ActPhrases = field(default_factory=lambda: ActPhrases(phrases=()))
+    #: Replies of the conversation itself (``replies.yaml`` → ``conversation``): dialogue acts
+    #: (``act_thanks``…), the acknowledgement of negative emotion, stated preferences.
+    conversation: dict[str, str | dict[str, str]] = field(default_factory=dict)
+    #: Back-office values per language (``replies.yaml`` → ``terms``), for ``{field!t}``.
+    terms: dict[str, dict[str, str]] = field(default_factory=dict)
+    dispositions: DispositionList = DEFAULT_DISPOSITIONS
 
     @property
     def name(self) -> str:
@@ -95,23 +111,39 @@ def bundled_pack_path(name: str) -> Path:
     return Path(str(resources.files("hermes_desk.packs") / name))
 
 
-def load_pack(name_or_path: str | Path, *, variables: dict[str, str] | None = None) -> Pack:
-    """Load and validate a pack: a bundled name (``ecommerce``) or a folder path."""
+def _pack_root(name_or_path: str | Path) -> Path:
     root = Path(name_or_path)
     if not root.is_dir():
         candidate = bundled_pack_path(str(name_or_path))
         if not candidate.is_dir():
             raise PackError("no such pack folder or bundled pack", file=str(name_or_path))
         root = candidate
+    return root
+
+
+def load_dispositions(name_or_path: str | Path) -> DispositionList:
+    """Only the pack's dispositions (what the API document lists), validated as in a load."""
+    root = _pack_root(name_or_path)
+    manifest = _model(PackManifest, _yaml(root / "pack.yaml"), root / "pack.yaml")
+    return _load_dispositions(root, tuple(manifest.languages))
+
+
+def load_pack(name_or_path: str | Path, *, variables: dict[str, str] | None = None) -> Pack:
+    """Load and validate a pack: a bundled name (``ecommerce``) or a folder path."""
+    root = _pack_root(name_or_path)
     manifest = _model(PackManifest, _yaml(root / "pack.yaml"), root / "pack.yaml")
     intents = _load_intents(root / "intents.yaml")
     examples = _load_examples(root / "nlu.jsonl", intents)
     dialogues = _load_dialogues(root, intents)
-    replies = _load_replies(root / "replies.yaml", intents, tuple(manifest.languages))
+    languages = tuple(manifest.languages)
+    replies, conversation, terms = _load_replies(root / "replies.yaml", intents, languages)
+    acts = _load_acts(root / "acts.yaml", conversation, root / "replies.yaml")
+    _check_labels(root / "keyfacts.yaml", languages)
     compliance = _model(ComplianceRules, _yaml(root / "compliance.yaml"), root / "compliance.yaml")
     tool_specs = _load_tools(root / "tools.yaml", variables or {})
     workflows = _load_workflows(root / "workflows")
     _check_references(root, intents, tool_specs, workflows)
+    dispositions = _load_dispositions(root, tuple(manifest.languages))
     return Pack(
         manifest=manifest,
         root=root,
@@ -123,6 +155,10 @@ def load_pack(name_or_path: str | Path, *, variables: dict[str, str] | None = No
         fingerprint=_fingerprint(root),
         tool_specs=tuple(tool_specs),
         workflows=workflows,
+        acts=acts,
+        conversation=conversation,
+        terms=terms,
+        dispositions=dispositions,
     )
 
 
@@ -217,9 +253,13 @@ Template = str | dict[str, str]
 
 def _load_replies(
     path: Path, intents: dict[str, IntentSpec], languages: tuple[str, ...]
-) -> dict[str, dict[str, Template]]:
-    """Templates per intent and situation: a string (language-neutral, e.g. ``{fallback}``) or a
-    mapping with one string for each of the pack's languages (a missing one fails the load)."""
+) -> tuple[dict[str, dict[str, Template]], dict[str, Template], dict[str, dict[str, str]]]:
+    """Templates per intent and situation, the conversation's own (``conversation``), and the
+    back-office terms per language (``terms``).
+
+    A template is a mapping with one string for each of the pack's languages; a missing one
+    fails the load, naming the file and the key. A bare string is a template only in a pack of
+    one language."""
     data = _yaml(path)
     if not isinstance(data, dict) or not isinstance(data.get("replies"), dict):
         raise PackError("expected a mapping under 'replies'", file=str(path), field="replies")
@@ -230,21 +270,89 @@ def _load_replies(
         if not isinstance(situations, dict):
             raise PackError("expected situation: template", file=str(path), item=str(intent))
         for situation, template in situations.items():
-            where = f"{intent}.{situation}"
-            if isinstance(template, dict):
-                missing = [lang for lang in languages if not isinstance(template.get(lang), str)]
-                if missing:
-                    raise PackError(
-                        f"template lacks the pack's languages {missing}",
-                        file=str(path),
-                        item=where,
-                    )
-            elif not isinstance(template, str):
-                raise PackError(
-                    "expected a template string or {language: string}", file=str(path), item=where
-                )
+            _check_template(template, languages, path, f"{intent}.{situation}")
         replies[intent] = dict(situations)
-    return replies
+    conversation = data.get("conversation") or {}
+    if not isinstance(conversation, dict):
+        raise PackError("expected situation: template", file=str(path), field="conversation")
+    for situation, template in conversation.items():
+        _check_template(template, languages, path, f"conversation.{situation}")
+    terms = data.get("terms") or {}
+    if not isinstance(terms, dict):
+        raise PackError("expected value: {language: text}", file=str(path), field="terms")
+    for value, shown in terms.items():
+        if not isinstance(shown, dict):
+            raise PackError("expected {language: text}", file=str(path), item=f"terms.{value}")
+        _check_template(shown, languages, path, f"terms.{value}")
+    return replies, dict(conversation), {str(k): dict(v) for k, v in terms.items()}
+
+
+def _check_template(template: Any, languages: tuple[str, ...], path: Path, where: str) -> None:
+    if isinstance(template, dict):
+        missing = [lang for lang in languages if not isinstance(template.get(lang), str)]
+        if missing:
+            raise PackError(
+                f"template lacks the pack's languages {missing}", file=str(path), item=where
+            )
+    elif isinstance(template, str):
+        if len(languages) > 1:
+            raise PackError(
+                f"a bare string speaks one language: give one text per language {list(languages)}",
+                file=str(path),
+                item=where,
+            )
+    else:
+        raise PackError(
+            "expected a template string or {language: string}", file=str(path), item=where
+        )
+
+
+def _load_acts(path: Path, conversation: dict[str, Template], replies_file: Path) -> ActPhrases:
+    """``acts.yaml`` (optional): every act it lists needs its reply ``conversation.act_<name>``,
+    and negative-emotion words need ``conversation.acknowledge``."""
+    if not path.exists():
+        return ActPhrases(phrases=())
+    acts = ActPhrases.from_dict(_yaml(path), file=str(path))
+    needed = {f"act_{name}" for _phrase, name in acts.phrases if name is not None}
+    if acts.negative:
+        needed.add("acknowledge")
+    for situation in sorted(needed - set(conversation)):
+        raise PackError(
+            "acts.yaml names it but no reply answers it",
+            file=str(replies_file),
+            item=f"conversation.{situation}",
+        )
+    return acts
+
+
+def _check_labels(path: Path, languages: tuple[str, ...]) -> None:
+    """Every note label of ``keyfacts.yaml`` (and every value's label) in every language."""
+    if not path.exists():
+        return
+    data = _yaml(path)
+    labels = data.get("labels") if isinstance(data, dict) else None
+    for key, label in (labels or {}).items():
+        if not isinstance(label, dict):
+            raise PackError("expected {language: text}", file=str(path), item=f"labels.{key}")
+        missing = [lang for lang in languages if not isinstance(label.get(lang), str)]
+        if missing:
+            raise PackError(
+                f"note label lacks the pack's languages {missing}",
+                file=str(path),
+                item=f"labels.{key}",
+            )
+    values = data.get("values") if isinstance(data, dict) else None
+    for key, by_value in (values or {}).items():
+        for value, label in (by_value or {}).items():
+            where = f"values.{key}.{value}"
+            if not isinstance(label, dict) or any(
+                not isinstance(label.get(lang), str) for lang in languages
+            ):
+                raise PackError(
+                    f"value label needs one text per language {list(languages)}",
+                    file=str(path),
+                    item=where,
+                )
 
 
 def _load_tools(path: Path, variables: dict[str, str]) -> list[Any]:
@@ -265,6 +373,22 @@ def _load_workflows(folder: Path) -> dict[str, Any]:
         definition = load_workflow_file(path)
         workflows[definition.name] = definition
     return workflows
+
+
+def _load_dispositions(root: Path, languages: tuple[str, ...]) -> DispositionList:
+    """``dispositions.yaml`` (optional): every label in each of the pack's languages."""
+    path = dispositions_file(root)
+    if not path.exists():
+        return DEFAULT_DISPOSITIONS
+    found = _model(DispositionList, _yaml(path), path)
+    for disposition_id, language in found.check_languages(languages):
+        raise PackError(
+            f"label lacks the pack's language {language!r}",
+            file=str(path),
+            item=disposition_id,
+            field="label",
+        )
+    return found
 
 
 def _check_references(

@@ -8,6 +8,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
+    "AlertRule",
+    "AlertRules",
     "ComplianceRule",
     "ComplianceRules",
     "Example",
@@ -84,15 +86,67 @@ class ComplianceRule(_Strict):
     @field_validator("patterns")
     @classmethod
     def _compiles(cls, patterns: tuple[str, ...]) -> tuple[str, ...]:
-        for pattern in patterns:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                message = f"pattern {pattern!r} is not a valid regular expression: {exc}"
-                raise ValueError(message) from exc
-        return patterns
+        return _compiled(patterns)
+
+
+def _compiled(patterns: tuple[str, ...]) -> tuple[str, ...]:
+    """``patterns`` unchanged, or a ValueError naming the one that is no regular expression."""
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            message = f"pattern {pattern!r} is not a valid regular expression: {exc}"
+            raise ValueError(message) from exc
+    return patterns
+
+
+class AlertRule(_Strict):
+    """A line that raises an alert for the agent and the supervisor (``compliance.yaml``,
+    ``alerts.customer`` / ``alerts.agent``): any phrase (case-insensitive) or pattern hits."""
+
+    id: str = Field(pattern=_NAME)
+    kind: str | None = Field(None, pattern=_NAME, description="defaults to the id")
+    severity: Literal["info", "warning", "critical"] = "warning"
+    message: str = Field(min_length=1, max_length=300)
+    phrases: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = ()
+    unless: tuple[str, ...] = Field(
+        (), description="phrases that take a hit back (不能保证, can't guarantee)"
+    )
+    allowed_while_waiting_for: tuple[str, ...] = Field(
+        (), description="workflow inputs during which the rule stays quiet (asking for the code)"
+    )
+
+    @field_validator("patterns")
+    @classmethod
+    def _compiles(cls, patterns: tuple[str, ...]) -> tuple[str, ...]:
+        return _compiled(patterns)
+
+    @model_validator(mode="after")
+    def _matches_something(self) -> AlertRule:
+        if not self.phrases and not self.patterns:
+            raise ValueError(f"alert rule {self.id} needs phrases or patterns")
+        return self
+
+    @property
+    def alert_kind(self) -> str:
+        return self.kind or self.id
+
+
+class AlertRules(_Strict):
+    """What raises alerts (``compliance.yaml``, ``alerts``)."""
+
+    customer: tuple[AlertRule, ...] = ()
+    agent: tuple[AlertRule, ...] = ()
+    negative_streak: int = Field(
+        3, ge=2, le=20, description="consecutive negative customer turns that raise an alert"
+    )
+    verification_failures: int = Field(
+        2, ge=1, le=20, description="rejected customer inputs (codes) in a session that alert"
+    )
 
 
 class ComplianceRules(_Strict):
     rules: tuple[ComplianceRule, ...] = ()
     fallback_reply: str = Field(min_length=1)
+    alerts: AlertRules = AlertRules()

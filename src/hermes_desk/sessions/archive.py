@@ -9,6 +9,11 @@ it once the destroy hooks (short-term facts to memory, …) have run. A process 
 leaves a pending row: :meth:`SessionArchive.unsettled` hands it back, with the session as it
 ended, so the hooks run after the restart instead of never. A pending row is replaced by a later
 pending write of the same session (a close that did not take effect, then the real one).
+
+Personal numbers are masked in everything the archive keeps (spec D3): the transcript, the
+slots, the short-term facts and the summary go through the tenant's masker on the way in, so
+the archive holds no clear phone, ID-card or bank-card number or e-mail address even when a
+caller hands it a session that was never masked.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from hermes_desk.masking import Masking
 from hermes_desk.sessions.session import Session, Turn
 from hermes_desk.storage import Migration, SqliteDatabase, apply_migrations
 
@@ -82,6 +88,14 @@ class SessionArchive(Protocol):
         """The user's archived sessions, newest first, without transcripts."""
         ...
 
+    async def session(self, tenant: str, user: str, session_id: str) -> Session | None:
+        """The archived session as it ended (masked), only for its owner."""
+        ...
+
+    async def set_summary(self, session_id: str, summary: str) -> None:
+        """Replace the archived summary (the after-contact summary, once written or confirmed)."""
+        ...
+
 
 def summarize(session: Session, *, max_chars: int = 280) -> str:
     """A deterministic extractive summary: turn counts, the dialogue state, first and last ask."""
@@ -105,13 +119,15 @@ def _dumps(value: Any) -> str:
 class SqliteSessionArchive:
     """The archive in the service's SQLite database (migrations namespace ``sessions``)."""
 
-    def __init__(self, db: SqliteDatabase) -> None:
+    def __init__(self, db: SqliteDatabase, *, masking: Masking | None = None) -> None:
         self._db = db
+        self._masking = masking or Masking()
         db.call(lambda conn: apply_migrations(conn, "sessions", MIGRATIONS))
 
     async def archive(
         self, session: Session, reason: str, *, ended_at: float, pending: bool = False
     ) -> bool:
+        mask = self._masking.for_tenant(session.tenant)
         row = (
             session.id,
             session.tenant,
@@ -120,10 +136,10 @@ class SqliteSessionArchive:
             ended_at,
             reason,
             len(session.turns),
-            _dumps([t.to_dict() for t in session.turns]),
-            _dumps(session.slots),
-            _dumps(session.short_term),
-            session.summary or summarize(session),
+            _dumps(mask.data([t.to_dict() for t in session.turns])),
+            _dumps(mask.data(session.slots)),
+            _dumps(mask.data(session.short_term)),
+            mask.text(session.summary or summarize(session)),
             0 if pending else 1,
         )
         on_conflict = (
@@ -194,6 +210,33 @@ class SqliteSessionArchive:
             return [_record(row, full=False) for row in rows]
 
         return await self._db.run(read)
+
+    async def session(self, tenant: str, user: str, session_id: str) -> Session | None:
+        def read(conn: sqlite3.Connection) -> Session | None:
+            found = conn.execute(
+                "SELECT * FROM session_archive WHERE session_id = ? AND tenant = ? AND user_id = ?",
+                (session_id, tenant, user),
+            ).fetchone()
+            return _session(found) if found is not None else None
+
+        return await self._db.run(read)
+
+    async def set_summary(self, session_id: str, summary: str) -> None:
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "UPDATE session_archive SET summary = ? WHERE session_id = ?",
+                (summary, session_id),
+            )
+
+        tenant = await self._db.run(
+            lambda conn: conn.execute(
+                "SELECT tenant FROM session_archive WHERE session_id = ?", (session_id,)
+            ).fetchone()
+        )
+        if tenant is None:
+            return
+        summary = self._masking.for_tenant(str(tenant["tenant"])).text(summary)
+        await self._db.run(write, transaction=True)
 
 
 def _record(row: sqlite3.Row, *, full: bool) -> dict[str, Any]:

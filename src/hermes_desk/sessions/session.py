@@ -88,6 +88,14 @@ class Session:
     def is_open(self) -> bool:
         return self.status == "open"
 
+    @property
+    def language(self) -> str | None:
+        """The language of the customer's latest turn that had one (``zh``/``en``), if any."""
+        for turn in reversed(self.turns):
+            if turn.role == "user" and turn.meta and isinstance(turn.meta.get("language"), str):
+                return str(turn.meta["language"])
+        return None
+
     def owned_by(self, tenant: str, user: str) -> bool:
         return self.tenant == tenant and self.user == user
 

@@ -24,6 +24,9 @@ __all__ = ["RedisConnection"]
 
 T = TypeVar("T")
 
+#: tries after the first, 50 ms … 0.5 s apart: rides out stale connections and a short restart
+_RETRIES = 3
+
 
 class RedisConnection:
     """A ``redis.asyncio`` client (``decode_responses=True``) and its error translation.
@@ -49,6 +52,8 @@ class RedisConnection:
         try:
             import redis.asyncio as redis_asyncio
             import redis.exceptions as redis_exceptions
+            from redis.asyncio.retry import Retry
+            from redis.backoff import ExponentialBackoff
         except ImportError as exc:
             raise MissingExtraError(f"the {what}", "redis") from exc
         self.what = what
@@ -60,6 +65,13 @@ class RedisConnection:
                 max_connections=max_connections,
                 timeout=pool_timeout_s,
                 decode_responses=True,
+                # After a Redis restart every pooled connection is dead, and each fails once
+                # when next used ("Connection closed by server"), for minutes. A command that
+                # fails to connect or send is retried on a fresh connection instead. (A reply
+                # lost after the command ran is rarer; the session, snapshot and proposal
+                # writes compare versions, so their replay conflicts instead of applying twice.)
+                retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), _RETRIES),
+                retry_on_error=[redis_exceptions.ConnectionError, redis_exceptions.TimeoutError],
             )
             client = redis_asyncio.Redis.from_pool(pool)
         self.client: Any = client

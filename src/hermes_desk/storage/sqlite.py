@@ -2,21 +2,26 @@
 
 The article's sketch opened a connection per call without WAL or a busy timeout, and ran it
 inside ``async def``. Here one connection per database file is shared behind a lock, and async
-callers go through :meth:`SqliteDatabase.run`, which moves the work to a worker thread so the
-event loop never blocks on disk.
+callers go through :meth:`SqliteDatabase.run`, which moves the work to a thread of the
+database's own (:class:`~hermes_desk.storage.worker.SqliteWorker`) so the event loop never
+blocks on disk — and no call pays the generic worker-thread pool's bookkeeping.
 """
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio.to_thread
 
 from hermes_desk.errors import BackendUnavailableError
+
+if TYPE_CHECKING:
+    from hermes_desk.storage.worker import SqliteWorker
 
 __all__ = ["SqliteDatabase", "open_sqlite"]
 
@@ -54,6 +59,7 @@ class SqliteDatabase:
         self.path = str(path)
         self._conn = open_sqlite(path, busy_timeout_ms=busy_timeout_ms)
         self._lock = threading.RLock()
+        self._worker: SqliteWorker | None = None
 
     def call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         with self._lock:
@@ -71,8 +77,20 @@ class SqliteDatabase:
             return result
 
     async def run(self, fn: Callable[[sqlite3.Connection], T], *, transaction: bool = False) -> T:
-        runner = self.transaction if transaction else self.call
-        return await anyio.to_thread.run_sync(runner, fn)
+        """``fn(conn)`` off the event loop (in a transaction if ``transaction``). On asyncio the
+        calls go, in order, to the database's own thread; a caller cancelled before its call
+        started is skipped. Elsewhere (trio) they go to anyio's worker threads."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            runner = self.transaction if transaction else self.call
+            return await anyio.to_thread.run_sync(runner, fn)
+        worker = self._worker
+        if worker is None:
+            from hermes_desk.storage.worker import SqliteWorker
+
+            worker = self._worker = SqliteWorker(self, name=f"hermes-sqlite-{Path(self.path).name}")
+        return await worker.run(fn, transaction=transaction)
 
     async def ping(self) -> None:
         """One ``SELECT 1`` off the event loop; BackendUnavailableError if the file cannot be
@@ -83,6 +101,9 @@ class SqliteDatabase:
             raise BackendUnavailableError(f"SQLite {self.path}: {exc}") from exc
 
     def close(self) -> None:
-        """Close the connection. Idempotent."""
+        """Close the connection (and stop the database's thread). Idempotent."""
+        if self._worker is not None:
+            self._worker.stop_soon()
+            self._worker = None
         with self._lock:
             self._conn.close()

@@ -1,11 +1,12 @@
 """One long-lived thread per database running its calls, for async callers on hot paths.
 
-:meth:`SqliteDatabase.run` hands every call to the event loop's generic worker-thread pool,
-which costs its bookkeeping on every call (about 70 µs on the reference machine). A store whose
-every request touches SQLite (the live sessions: a read and a write per turn) instead sends its
-calls to one thread of its own, which runs them in order and wakes the caller's loop when each is
-done (about 30 µs). The event loop never waits on disk either way, and the calls still take the
-database's lock, so other users of the same :class:`SqliteDatabase` stay safe.
+The event loop's generic worker-thread pool costs its bookkeeping on every call (about 70 µs
+on the reference machine). A store whose every request touches SQLite (the live sessions: a
+read and a write per turn) instead sends its calls to one thread of its own, which runs them
+in order and wakes the caller's loop when each is done (about 30 µs).
+:meth:`SqliteDatabase.run` uses one too, so every store does. The event loop never waits on
+disk either way, and the calls still take the database's lock, so other users of the same
+:class:`SqliteDatabase` stay safe.
 """
 
 from __future__ import annotations
@@ -71,6 +72,13 @@ class SqliteWorker:
         self._queue.put(None)
         await anyio.to_thread.run_sync(thread.join)
         self._thread = None
+
+    def stop_soon(self) -> None:
+        """Stop taking calls; the thread ends once the queued ones have run (no waiting)."""
+        self._closed = True
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread = None
 
     def _ensure_started(self) -> None:
         if self._thread is not None:

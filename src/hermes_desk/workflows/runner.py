@@ -25,6 +25,7 @@ from hermes_desk.config import WorkflowSettings
 from hermes_desk.errors import ConflictError
 from hermes_desk.events import Event, EventSink
 from hermes_desk.ids import digest
+from hermes_desk.masking import Masking
 from hermes_desk.workflows.definition import WorkflowDefinition
 from hermes_desk.workflows.executor import StepExecutor
 from hermes_desk.workflows.machine import (
@@ -80,8 +81,10 @@ class WorkflowRunner:
         settings: WorkflowSettings,
         events: EventSink,
         sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+        masking: Masking | None = None,
     ) -> None:
         self.definitions = definitions
+        self.masking = masking
         self.executor = executor
         self.store = store
         self.clock = clock
@@ -94,7 +97,11 @@ class WorkflowRunner:
 
     async def save(self, cursor: Cursor, reason: str) -> None:
         snapshot = Snapshot.of(
-            cursor.state, seq=cursor.seq + 1, saved_at=self.clock.now(), reason=reason
+            cursor.state,
+            seq=cursor.seq + 1,
+            saved_at=self.clock.now(),
+            reason=reason,
+            masking=self.masking,
         )
         try:
             # Shielded: a cancellation landing between the store's write and the cursor's

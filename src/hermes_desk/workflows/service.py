@@ -24,6 +24,7 @@ from hermes_desk.config import WorkflowSettings
 from hermes_desk.errors import ConflictError, NotFoundError, ValidationError
 from hermes_desk.events import EventSink, MemorySink
 from hermes_desk.ids import new_id
+from hermes_desk.masking import Masking
 from hermes_desk.workflows.definition import WorkflowDefinition
 from hermes_desk.workflows.executor import StepExecutor
 from hermes_desk.workflows.machine import (
@@ -92,8 +93,11 @@ class WorkflowService:
         events: EventSink | None = None,
         settle_wait_s: float = 20.0,
         watchdog: bool = True,
+        masking: Masking | None = None,
     ) -> None:
         self.settings = settings or WorkflowSettings()
+        # An ended workflow's snapshot is masked (spec D3); a running one keeps clear values.
+        self.masking = masking or Masking()
         self.clock = clock or SystemClock()
         self.events = events or MemorySink()
         self.definitions = dict(definitions)
@@ -105,6 +109,7 @@ class WorkflowService:
             clock=self.clock,
             settings=self.settings,
             events=self.events,
+            masking=self.masking,
         )
         self.settle_wait_s = settle_wait_s
         retry_budget = self.settings.step_timeout_s + self.settings.retry_backoff_s * 4
@@ -118,6 +123,7 @@ class WorkflowService:
             stop_local=self._stop_local,
             is_local=self.drives_locally,
             adopt=self._adopt,
+            masking=self.masking,
         )
         self._run_watchdog = watchdog
         self._drives: dict[str, _Drive] = {}

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hermes_desk.errors import ValidationError
+from hermes_desk.masking import Masking
 from hermes_desk.workflows.machine import ACTIVE_STATUSES, WorkflowState
 
 __all__ = [
@@ -45,7 +46,21 @@ class Snapshot:
     data: str  # JSON document with ``schema_version`` and ``state``
 
     @classmethod
-    def of(cls, state: WorkflowState, *, seq: int, saved_at: float, reason: str) -> Snapshot:
+    def of(
+        cls,
+        state: WorkflowState,
+        *,
+        seq: int,
+        saved_at: float,
+        reason: str,
+        masking: Masking | None = None,
+    ) -> Snapshot:
+        """The snapshot of ``state``. With ``masking``, a workflow that has ended keeps no
+        clear personal numbers: its inputs and step results are masked (spec D3) — only a
+        running workflow holds the values its steps need."""
+        data = encode_state(state)
+        if masking is not None and state.status not in ACTIVE_STATUSES:
+            data = masking.for_tenant(state.tenant).json(data)
         return cls(
             workflow_id=state.id,
             seq=seq,
@@ -54,7 +69,7 @@ class Snapshot:
             status=state.status,
             session_id=state.session_id,
             deadline_at=state.deadline_at,
-            data=encode_state(state),
+            data=data,
         )
 
     def state(self) -> WorkflowState:

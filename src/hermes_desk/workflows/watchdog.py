@@ -19,6 +19,7 @@ import anyio
 from hermes_desk.clock import Clock
 from hermes_desk.errors import ConflictError, HermesError
 from hermes_desk.events import Event, EventSink
+from hermes_desk.masking import Masking
 from hermes_desk.workflows.definition import WorkflowDefinition
 from hermes_desk.workflows.machine import expire
 from hermes_desk.workflows.snapshot import Snapshot
@@ -48,6 +49,7 @@ class Watchdog:
         stop_local: Callable[[str], bool],
         is_local: Callable[[str], bool],
         adopt: Callable[[Snapshot], Awaitable[None]] | None = None,
+        masking: Masking | None = None,
     ) -> None:
         self._store = store
         self._definitions = definitions
@@ -58,6 +60,7 @@ class Watchdog:
         self._stop_local = stop_local
         self._is_local = is_local
         self._adopt = adopt
+        self._masking = masking
 
     async def sweep(self) -> WatchdogReport:
         """One pass over the active workflows."""
@@ -85,7 +88,13 @@ class Watchdog:
         expired = expire(definition, state, now)
         try:
             await self._store.save(
-                Snapshot.of(expired, seq=snapshot.seq + 1, saved_at=now, reason="deadline"),
+                Snapshot.of(
+                    expired,
+                    seq=snapshot.seq + 1,
+                    saved_at=now,
+                    reason="deadline",
+                    masking=self._masking,
+                ),
                 expected_seq=snapshot.seq,
                 ttl_s=self._ttl_s,
             )

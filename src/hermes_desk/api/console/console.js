@@ -13,6 +13,12 @@
     partials: new Map(), // speaker -> the greyed line of what speech recognition hears now
     reconnect: null,
     proposals: new Map(), // id -> the proposal as last seen (newest last)
+    labels: {}, // section -> id -> {zh, en}, from GET /v1/pack/labels
+    suggestion: null, // {turnIndex, text, intent} of the suggestion on screen
+    rating: null, // true / false once rated
+    alerts: [], // this session's alerts, newest first
+    toolCalls: [], // the tool-calls table: the turn's calls, then workflow steps run since
+    pending: 0, // customer turns sent and not answered yet
   };
 
   // -- small helpers --------------------------------------------------------------------------
@@ -38,6 +44,35 @@
       throw new Error(`${response.status}: ${message}`);
     }
     return body;
+  }
+
+  // -- pack labels: names instead of ids -------------------------------------------------------
+
+  /** "订单状态 Order status" for ("intents", "order_status"); the id itself when unlabelled. */
+  function label(section, id) {
+    if (id === null || id === undefined || id === "") return "—";
+    const found = (state.labels[section] || {})[id];
+    return found ? `${found.zh} ${found.en}` : String(id);
+  }
+
+  /** The Chinese name only, for tight tables (the id and English name go in the tooltip). */
+  function shortLabel(section, id) {
+    const found = (state.labels[section] || {})[id];
+    return found ? found.zh : String(id);
+  }
+
+  function labelTitle(section, id) {
+    const found = (state.labels[section] || {})[id];
+    return found && found.en !== id ? `${id} · ${found.en}` : String(id);
+  }
+
+  async function loadLabels() {
+    try {
+      const body = await api("/v1/pack/labels");
+      state.labels = body.labels || {};
+    } catch {
+      state.labels = {}; // without labels (a key not entered yet) the console shows ids
+    }
   }
 
   function showAlert(message) {
@@ -70,7 +105,11 @@
     }
     for (const cells of rows) {
       const tr = el("tr");
-      for (const [text, className] of cells) tr.append(el("td", className || "", text));
+      for (const [text, className, title] of cells) {
+        const td = el("td", className || "", text);
+        if (title) td.title = title;
+        tr.append(td);
+      }
       body.append(tr);
     }
   }
@@ -140,10 +179,13 @@
     const bar = $("confidence-bar");
     if (!intent) {
       name.textContent = "—";
+      delete name.dataset.intent;
       confidence.textContent = "";
       bar.style.width = "0";
     } else {
-      name.textContent = intent.name;
+      name.textContent = label("intents", intent.name);
+      name.dataset.intent = intent.name;
+      name.title = intent.name;
       const pct = Math.round(intent.confidence * 100);
       confidence.textContent = `置信度 confidence ${pct}%${intent.carried ? " · carried" : ""}`;
       bar.style.width = `${pct}%`;
@@ -151,41 +193,227 @@
     const list = $("slots");
     list.replaceChildren();
     for (const [key, value] of Object.entries(slots || {})) {
-      list.append(el("dt", "", key));
+      list.append(el("dt", "", label("slots", key)));
       list.append(el("dd", "", typeof value === "object" ? JSON.stringify(value) : value));
     }
     const gap = $("missing");
     gap.hidden = !(missing && missing.length);
-    gap.textContent = missing && missing.length ? `缺少 missing: ${missing.join(", ")}` : "";
+    const named = (missing || []).map((slot) => label("slots", slot));
+    gap.textContent = named.length ? `缺少 missing: ${named.join(", ")}` : "";
   }
 
-  function showSuggestion(suggestion) {
+  function showSuggestion(suggestion, outcome) {
+    const box = $("suggestion");
     const source = $("suggestion-source");
     const compliance = $("suggestion-compliance");
+    state.rating = null;
+    $("reason-form").hidden = true;
+    $("feedback-status").textContent = "";
+    $("suggestion-edited").hidden = true;
+    for (const id of ["rate-up", "rate-down"]) $(id).setAttribute("aria-pressed", "false");
     if (!suggestion) {
-      $("suggestion").textContent = "—";
+      state.suggestion = null;
+      box.value = "";
+      box.disabled = true;
       source.hidden = compliance.hidden = true;
+      for (const id of ["insert", "copy", "rate-up", "rate-down"]) $(id).disabled = true;
       return;
     }
-    $("suggestion").textContent = suggestion.text;
+    state.suggestion = {
+      turnIndex: outcome.turn_index,
+      text: suggestion.text,
+      intent: outcome.intent && outcome.intent.name,
+      editedSent: false,
+    };
+    box.value = suggestion.text;
+    box.disabled = false;
+    for (const id of ["insert", "copy", "rate-up", "rate-down"]) $(id).disabled = false;
     source.hidden = compliance.hidden = false;
-    source.textContent = `来源 source: ${suggestion.source}`;
+    source.textContent = `来源 source: ${label("terms", suggestion.source)}`;
     compliance.className = `badge ${suggestion.compliant ? "ok" : "bad"}`;
     compliance.textContent = suggestion.compliant
       ? "合规 compliant"
       : `不合规 flagged: ${(suggestion.violations || []).join(", ")}`;
   }
 
+  // -- suggestion feedback: the agent edits, inserts, copies and rates ------------------------
+
+  function suggestionText() {
+    return $("suggestion").value.trim();
+  }
+
+  function isEdited() {
+    return Boolean(state.suggestion) && suggestionText() !== state.suggestion.text.trim();
+  }
+
+  async function feedback(event, extra = {}) {
+    const current = state.suggestion;
+    if (!current || !state.sessionId) return null;
+    const text = suggestionText();
+    const body = { user_id: state.user, agent_id: agentId(), event, ...extra };
+    if (text && (event === "edited" || isEdited())) body.text = text;
+    try {
+      const path = `/v1/sessions/${encodeURIComponent(state.sessionId)}/suggestions/${current.turnIndex}/feedback`;
+      const answer = await api(path, { method: "POST", body: JSON.stringify(body) });
+      if (body.text) current.editedSent = true;
+      return answer;
+    } catch (error) {
+      $("feedback-status").textContent = `未记录 not recorded: ${error.message}`;
+      return null;
+    }
+  }
+
+  async function insertSuggestion() {
+    const text = suggestionText();
+    if (!state.suggestion || !text) return;
+    // Into the reply box as the agent's words: never sent until the agent presses Send.
+    $("speaker").value = "agent";
+    const input = $("utterance");
+    input.value = text;
+    input.focus();
+    if (await feedback("inserted")) $("feedback-status").textContent = "已插入 inserted";
+  }
+
+  async function copySuggestion() {
+    const text = suggestionText();
+    if (!state.suggestion || !text) return;
+    try {
+      await navigator.clipboard.writeText(text);
+    } catch {
+      const box = $("suggestion");
+      box.select();
+      document.execCommand("copy"); // older browsers and pages without clipboard permission
+    }
+    if (await feedback("copied")) $("feedback-status").textContent = "已复制 copied";
+  }
+
+  async function rate(useful) {
+    if (!state.suggestion) return;
+    state.rating = useful;
+    $("rate-up").setAttribute("aria-pressed", String(useful));
+    $("rate-down").setAttribute("aria-pressed", String(!useful));
+    const form = $("reason-form");
+    form.hidden = useful;
+    if (await feedback("rated", { useful })) {
+      $("feedback-status").textContent = useful ? "已评价：有用 rated useful" : "已评价：没用 rated not useful";
+    }
+    if (!useful) $("reason").focus();
+  }
+
+  async function sendReason() {
+    const reason = $("reason").value.trim();
+    if (state.rating !== false || !reason) return;
+    if (await feedback("rated", { useful: false, reason })) {
+      $("feedback-status").textContent = `已评价：没用 rated not useful · ${reason}`;
+      $("reason-form").hidden = true;
+      $("reason").value = "";
+    }
+  }
+
+  function editedChanged() {
+    $("suggestion-edited").hidden = !isEdited();
+  }
+
+  async function editFinished() {
+    if (isEdited() && state.suggestion && !state.suggestion.editedSent) await feedback("edited");
+  }
+
+  // -- knowledge, sentiment and alerts (fields a turn may carry) ------------------------------
+
+  function showKnowledge(items) {
+    const list = $("knowledge");
+    list.replaceChildren();
+    if (!items || !items.length) {
+      list.append(el("li", "empty", "暂无 None"));
+      return;
+    }
+    for (const item of items) {
+      const card = el("li", "knowledge-card");
+      card.dataset.testid = "knowledge-card";
+      card.append(el("div", "title", item.title || item.article_id || "—"));
+      if (item.passage) card.append(el("p", "passage", item.passage));
+      // A retrieval score (BM25 or similarity), not a probability: shown as a number.
+      const score = typeof item.score === "number" ? ` · 相关度 score ${item.score.toFixed(2)}` : "";
+      const source = el("p", "source", `来源 source: ${item.source || item.article_id || "—"}${score}`);
+      source.dataset.testid = "knowledge-source";
+      card.append(source);
+      list.append(card);
+    }
+  }
+
+  function showSentiment(sentiment) {
+    const badge = $("sentiment");
+    if (!sentiment || !sentiment.label) {
+      badge.hidden = true;
+      badge.textContent = "";
+      return;
+    }
+    const score = typeof sentiment.score === "number" ? ` ${Math.round(sentiment.score * 100)}%` : "";
+    badge.className = `badge ${sentiment.label}`;
+    badge.dataset.label = sentiment.label;
+    badge.textContent = `情绪 sentiment: ${label("terms", sentiment.label)}${score}`;
+    badge.hidden = false;
+  }
+
+  function addAlerts(alerts) {
+    for (const alert of alerts || []) {
+      const key = `${alert.kind}|${alert.turn_index}|${alert.speaker}|${alert.message}`;
+      if (!state.alerts.some((a) => a.key === key)) state.alerts.unshift({ ...alert, key });
+    }
+    showAlerts();
+  }
+
+  function showAlerts() {
+    const list = $("alerts");
+    list.replaceChildren();
+    if (!state.alerts.length) {
+      list.append(el("li", "empty", "暂无 None"));
+      return;
+    }
+    for (const alert of state.alerts) {
+      const item = el("li", "");
+      item.dataset.testid = "alert-item";
+      item.dataset.severity = alert.severity || "info";
+      item.append(el("span", `badge ${alert.severity || "info"}`, label("terms", alert.severity || "info")));
+      item.append(el("span", "", alert.message || label("terms", alert.kind)));
+      const who = alert.speaker === "agent" ? "坐席 agent" : "客户 customer";
+      item.append(el("span", "when", `${who} · #${alert.turn_index ?? "?"}`));
+      list.append(item);
+    }
+  }
+
+  function callRow(call) {
+    const workflow = call.source === "workflow";
+    const from = workflow ? `${shortLabel("terms", "workflow")} · ${shortLabel("steps", call.step)}` : label("terms", "turn");
+    const fromTitle = workflow ? `workflow step ${labelTitle("steps", call.step)}` : "";
+    const latency = typeof call.latency_ms === "number" ? `${call.latency_ms.toFixed(1)} ms` : "—";
+    return [
+      [label("tools", call.tool), "", call.tool],
+      [from, "", fromTitle],
+      [label("statuses", call.status), call.status === "ok" ? "status-ok" : "status-bad", call.status],
+      [latency, "num"],
+    ];
+  }
+
   function showToolCalls(calls) {
-    fillTable(
-      $("tool-calls"),
-      (calls || []).map((call) => [
-        [call.tool],
-        [call.status, call.status === "ok" ? "status-ok" : "status-bad"],
-        [`${Number(call.latency_ms).toFixed(1)} ms`, "num"],
-      ]),
-      3,
-    );
+    state.toolCalls = [...(calls || [])];
+    fillTable($("tool-calls"), state.toolCalls.map(callRow), 4);
+  }
+
+  /** A workflow ran steps outside a turn (after an approval): list the tool calls it made. */
+  function addWorkflowCalls(view) {
+    const seen = new Set(state.toolCalls.map((c) => `${c.source}:${c.step}:${c.tool}`));
+    for (const step of view.steps || []) {
+      if (!step.tool || !step.finished_at || seen.has(`workflow:${step.name}:${step.tool}`)) continue;
+      state.toolCalls.push({
+        tool: step.tool,
+        source: "workflow",
+        step: step.name,
+        status: step.status === "succeeded" ? "ok" : step.status,
+        latency_ms: step.duration_ms,
+      });
+    }
+    fillTable($("tool-calls"), state.toolCalls.map(callRow), 4);
   }
 
   function showWorkflow(workflow) {
@@ -198,13 +426,31 @@
     else image.removeAttribute("src");
     if (!workflow) {
       $("workflow").textContent = "—";
+      delete $("workflow").dataset.workflow;
+      delete $("workflow").dataset.status;
       return;
     }
-    const waiting = workflow.waiting_for ? ` · 等待 waiting for ${workflow.waiting_for}` : "";
-    $("workflow").textContent = `${workflow.name} · ${workflow.status}${waiting}`;
+    // A step waits for the customer's input (a slot) or for the agent's approval of a write.
+    const approval = (workflow.waiting_for || "").startsWith("approval:")
+      ? workflow.waiting_for.slice("approval:".length)
+      : null;
+    let status = label("statuses", workflow.status);
+    let waiting = workflow.waiting_for ? ` · 等待 waiting for ${label("slots", workflow.waiting_for)}` : "";
+    if (approval) {
+      status = label("statuses", "proposed");
+      waiting = ` · ${label("tools", approval)}`;
+    }
+    const line = $("workflow");
+    line.textContent = `${label("workflows", workflow.name)} · ${status}${waiting}`;
+    line.dataset.workflow = workflow.name;
+    line.dataset.status = workflow.status;
     for (const step of workflow.steps || []) {
-      const item = el("li", "", step.name);
-      item.append(el("span", `st st-${step.status}`, step.status));
+      const item = el("li", "", label("steps", step.name));
+      item.dataset.step = step.name;
+      if (step.tool) item.append(el("span", "tool", label("tools", step.tool)));
+      const awaits = approval && step.status === "waiting_input" && step.tool === approval;
+      const shown = awaits ? "proposed" : step.status;
+      item.append(el("span", `st st-${shown}`, label("statuses", shown)));
       steps.append(item);
     }
   }
@@ -267,7 +513,10 @@
       item.dataset.testid = "proposal";
       item.dataset.status = proposal.status;
       const head = el("div", "proposal-head");
-      head.append(el("strong", "", proposal.tool), el("span", `st st-${proposal.status}`, proposal.status));
+      head.append(
+        el("strong", "", label("tools", proposal.tool)),
+        el("span", `st st-${proposal.status}`, label("statuses", proposal.status)),
+      );
       item.append(head, el("p", "", proposal.explanation));
       // Once decided, what ran (the agent may have edited it); before, what is proposed.
       const shown = proposal.executed_arguments || proposal.arguments || {};
@@ -290,7 +539,7 @@
         }
         item.append(buttons);
       } else if (proposal.agent_id) {
-        const when = proposal.result_status ? ` · ${proposal.result_status}` : "";
+        const when = proposal.result_status ? ` · ${label("statuses", proposal.result_status)}` : "";
         item.append(el("p", "meta", `${proposal.agent_id}${when}${proposal.reason ? ` · ${proposal.reason}` : ""}`));
       }
       list.append(item);
@@ -306,11 +555,25 @@
     return [...state.proposals.values()].reverse().find((p) => p.status === "proposed");
   }
 
+  // Alt+A / E / R: the newest pending proposal. Alt+I / C / U / N: the suggestion.
   document.addEventListener("keydown", (event) => {
-    if (!event.altKey) return;
+    if (!event.altKey || event.ctrlKey || event.metaKey) return;
+    // The physical key: on macOS Option+letter types another character (event.key "ç").
+    const key = /^Key[A-Z]$/.test(event.code) ? event.code.slice(3).toLowerCase() : event.key.toLowerCase();
+    const suggestionKeys = {
+      i: insertSuggestion,
+      c: copySuggestion,
+      u: () => rate(true),
+      n: () => rate(false),
+    };
+    if (suggestionKeys[key]) {
+      if (!state.suggestion) return;
+      event.preventDefault();
+      suggestionKeys[key]();
+      return;
+    }
     const proposal = newestPending();
     if (!proposal) return;
-    const key = event.key.toLowerCase();
     if (key === "a") approve(proposal);
     else if (key === "r") reject(proposal);
     else if (key === "e") {
@@ -320,21 +583,40 @@
     event.preventDefault();
   });
 
+  // Every panel shows the newest turn: what the turn does not carry is cleared, not kept.
   function showAssist(outcome) {
+    setPending(-1);
     rememberProposals(outcome.proposals);
     showIntent(outcome.intent, outcome.slots, outcome.missing_slots);
-    showSuggestion(outcome.suggestion);
+    showSuggestion(outcome.suggestion, outcome);
     showToolCalls(outcome.tool_calls);
-    if (outcome.workflow) showWorkflow(outcome.workflow);
+    showWorkflow(outcome.workflow || null);
+    showKnowledge(outcome.knowledge);
+    showSentiment(outcome.sentiment);
+    addAlerts(outcome.alerts);
     showNotes(outcome.notes);
     if ((outcome.tool_calls || []).length) refreshBreakers();
   }
 
   function resetPanels() {
+    state.pending = 0;
+    setPending(0);
     showIntent(null, {}, []);
     showSuggestion(null);
     showToolCalls([]);
     showWorkflow(null);
+    showKnowledge([]);
+    showSentiment(null);
+    state.alerts = [];
+    showAlerts();
+  }
+
+  /** The pending indicator: shown from a final customer segment until its assist arrives. */
+  function setPending(delta) {
+    state.pending = Math.max(0, state.pending + delta);
+    const busy = state.pending > 0;
+    $("pending").hidden = !busy;
+    $("assist").setAttribute("aria-busy", String(busy));
   }
 
   // -- breakers -------------------------------------------------------------------------------
@@ -346,7 +628,11 @@
         $("breakers"),
         body.tools.map((tool) => {
           const breaker = tool.breaker || { state: "closed", failures: 0 };
-          return [[tool.name], [breaker.state, `state-${breaker.state}`], [breaker.failures, "num"]];
+          return [
+            [shortLabel("tools", tool.name), "", labelTitle("tools", tool.name)],
+            [shortLabel("statuses", breaker.state), `state-${breaker.state}`, labelTitle("statuses", breaker.state)],
+            [breaker.failures, "num"],
+          ];
         }),
         3,
       );
@@ -358,12 +644,26 @@
 
   // -- the session socket ---------------------------------------------------------------------
 
-  function connect() {
+  async function connect() {
     clearTimeout(state.reconnect);
     if (!state.sessionId) return;
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
     const query = new URLSearchParams({ user_id: state.user });
-    if (apiKey()) query.set("api_key", apiKey());
+    if (apiKey()) {
+      // The key stays in a header: the socket opens with a one-use ticket, never the key.
+      const sid = state.sessionId;
+      try {
+        const grant = await api(`/v1/sessions/${encodeURIComponent(sid)}/ws-ticket`, {
+          method: "POST",
+          body: JSON.stringify({ user_id: state.user }),
+        });
+        if (grant.ticket) query.set("ticket", grant.ticket);
+      } catch (error) {
+        showAlert(error.message);
+        return;
+      }
+      if (state.sessionId !== sid) return;
+    }
     const url = `${scheme}//${location.host}/v1/sessions/${encodeURIComponent(state.sessionId)}/ws?${query}`;
     const socket = new WebSocket(url);
     state.socket = socket;
@@ -382,6 +682,9 @@
         showAlert("");
       } else if (message.type === "segment") {
         addSegment(message.speaker, message.text, message.final);
+        if (message.final && message.speaker === "customer") setPending(1);
+      } else if (message.type === "alert") {
+        addAlerts([message]);
       } else if (message.type === "assist") {
         showAssist(message);
       } else if (message.type === "proposals") {
@@ -390,6 +693,7 @@
         rememberProposals([message.proposal]);
         if (message.proposal.workflow_id) refreshWorkflow(message.proposal.workflow_id);
       } else if (message.type === "error") {
+        if (message.seq !== undefined) setPending(-1);
         showAlert(`${message.error.code}: ${message.error.message}`);
       }
     };
@@ -398,6 +702,8 @@
       if (state.socket !== socket) return; // replaced by a newer session
       state.socket = null;
       setInputEnabled(false);
+      state.pending = 0; // an answer cannot come on a closed socket
+      setPending(0);
       if (event.code === 4404) {
         setConnection("down", "会话已结束 ended");
         state.sessionId = null;
@@ -427,6 +733,7 @@
       state.user = user;
       state.sessionId = session.session_id;
       $("session-id").textContent = session.session_id;
+      await loadLabels();
       showNotes(session.notes);
       showHistory(session.turns || []);
       resetPanels();
@@ -452,6 +759,7 @@
       state.sessionId = null;
       socket?.close(1000);
       setInputEnabled(false);
+      resetPanels();
       setConnection("idle", "会话已结束 ended");
     } catch (error) {
       showAlert(error.message);
@@ -472,7 +780,8 @@
     try {
       const params = new URLSearchParams({ user_id: state.user });
       const view = await api(`/v1/workflows/${encodeURIComponent(workflowId)}?${params}`);
-      showWorkflow({ ...view, steps: view.steps.map((s) => ({ name: s.name, status: s.status })) });
+      showWorkflow({ ...view, steps: view.steps.map((s) => ({ name: s.name, status: s.status, tool: s.tool })) });
+      addWorkflowCalls(view);
     } catch (error) {
       showAlert(error.message);
     }
@@ -504,12 +813,24 @@
     input.focus();
   });
   $("close-session").addEventListener("click", closeSession);
+  $("insert").addEventListener("click", insertSuggestion);
+  $("copy").addEventListener("click", copySuggestion);
+  $("rate-up").addEventListener("click", () => rate(true));
+  $("rate-down").addEventListener("click", () => rate(false));
+  $("suggestion").addEventListener("input", editedChanged);
+  $("suggestion").addEventListener("change", editFinished);
+  $("reason-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    sendReason();
+  });
   $("api-key").value = sessionStorage.getItem("hermes-api-key") || "";
   $("api-key").addEventListener("change", () => {
     sessionStorage.setItem("hermes-api-key", apiKey());
     refreshBreakers();
+    loadLabels();
   });
 
+  loadLabels();
   refreshBreakers();
   setInterval(refreshBreakers, BREAKER_REFRESH_MS);
 })();

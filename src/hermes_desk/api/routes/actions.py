@@ -7,14 +7,13 @@ rejecting one that is already decided (or expired) answers 409 with its status.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 
-from hermes_desk.api.deps import RuntimeDep, SessionUserDep, TenantDep
+from hermes_desk.api.deps import RuntimeDep, SessionUserDep, TenantDep, UserQuery
 from hermes_desk.api.errors import error_responses
 from hermes_desk.api.schemas import (
-    USER_ID_PATTERN,
     ApproveProposal,
     ProposalList,
     ProposalOut,
@@ -24,8 +23,6 @@ from hermes_desk.api.schemas import (
 __all__ = ["router"]
 
 router = APIRouter(tags=["actions"])
-
-UserQuery = Annotated[str, Query(pattern=USER_ID_PATTERN, description="the session's customer")]
 
 
 @router.get(

@@ -25,8 +25,8 @@ async def healthz() -> dict[str, Any]:
 @router.get("/readyz", responses=error_responses(503))
 async def readyz(runtime: RuntimeDep) -> Any:
     """The pack is loaded, the intent model trained and every store answers a ping (session,
-    breaker, snapshot, proposal, memory); else 503, ``error.stores`` naming each store that did
-    not answer and why."""
+    breaker, snapshot, proposal, memory, feedback); else 503, ``error.stores`` naming each
+    store that did not answer and why."""
     checked = await runtime.check_stores()
     failed = {name: why for name, why in checked.items() if why is not None}
     if failed:
@@ -46,7 +46,7 @@ async def readyz(runtime: RuntimeDep) -> Any:
 
 @router.get("/metrics", response_class=PlainTextResponse)  # documented as text/plain
 async def metrics(runtime: RuntimeDep) -> Response:
-    """Prometheus text format: tool calls, latencies, breaker states."""
+    """Prometheus text format: tool calls, latencies, breaker states, suggestion events."""
     from prometheus_client import CONTENT_TYPE_LATEST
 
     return Response(runtime.tools.metrics.render(), media_type=CONTENT_TYPE_LATEST)

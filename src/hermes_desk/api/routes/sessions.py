@@ -18,7 +18,7 @@ router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 
 
 async def _view(runtime: Runtime, session: Session, **extra: Any) -> dict[str, Any]:
-    notes = await runtime.memory.notes(session.tenant, session.user)
+    notes = await runtime.memory.notes(session.tenant, session.user, lang=session.language)
     workflows = await runtime.workflows.for_session(session.id)
     return {
         "session_id": session.id,
@@ -75,7 +75,7 @@ async def close_session(
     """Close and archive the session; its short-term key facts move to the customer's memory.
     ``turns`` counts the customer's turns (not the agent's, nor tool calls and results)."""
     session = await runtime.sessions.close(tenant, user_id, session_id)
-    notes = await runtime.memory.notes(tenant, user_id)
+    notes = await runtime.memory.notes(tenant, user_id, lang=session.language)
     return {
         "session_id": session.id,
         "status": "closed",

@@ -19,7 +19,7 @@ __all__ = ["router"]
 router = APIRouter(prefix="/v1/tools", tags=["tools"])
 
 
-def _executor(request: Request) -> ToolExecutor:
+async def _executor(request: Request) -> ToolExecutor:
     executor: ToolExecutor = request.app.state.runtime.tools
     return executor
 

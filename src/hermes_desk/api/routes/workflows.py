@@ -1,7 +1,6 @@
 """``/v1/workflows``: look at a workflow; start one and feed it input (operations, kill test).
 
-The service is ``request.app.state.runtime.workflows``; the tenant is ``request.state.tenant``
-when the security layer set it. Every path names the customer (``user_id``): a workflow of
+Every path names the customer (``user_id``): a workflow of
 another tenant or customer looks like "not found", and a workflow can be attached only to a
 session of that same customer. Approvals of write steps are not input: they go through the
 proposal (``/v1/proposals/{id}/approve``).
@@ -9,22 +8,20 @@ proposal (``/v1/proposals/{id}/approve``).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
+from hermes_desk.api.deps import RuntimeDep, TenantDep, UserQuery
 from hermes_desk.api.errors import error_responses
 from hermes_desk.api.schemas import USER_ID_PATTERN, ProposalOut
 from hermes_desk.errors import NotFoundError
-from hermes_desk.runtime import Runtime
-from hermes_desk.workflows import WorkflowService, WorkflowView
+from hermes_desk.workflows import WorkflowView
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/v1/workflows", tags=["workflows"])
-
-_DEFAULT_TENANT = "default"
 
 
 class StartWorkflow(BaseModel):
@@ -49,33 +46,22 @@ class ProvideInput(BaseModel):
     wait_s: float | None = Field(None, ge=0, le=25)
 
 
-def _service(request: Request) -> WorkflowService:
-    service: WorkflowService = request.app.state.runtime.workflows
-    return service
-
-
-def _tenant(request: Request) -> str | None:
-    tenant = getattr(request.state, "tenant", None)
-    return tenant if isinstance(tenant, str) else None
-
-
-UserQuery = Annotated[str, Query(pattern=USER_ID_PATTERN, description="the workflow's customer")]
-
-
 @router.get("/{workflow_id}", response_model=WorkflowView, responses=error_responses(404))
-async def get_workflow(workflow_id: str, user_id: UserQuery, request: Request) -> WorkflowView:
+async def get_workflow(
+    workflow_id: str, user_id: UserQuery, runtime: RuntimeDep, tenant: TenantDep
+) -> WorkflowView:
     """State, steps (status, attempts, timings), phases and snapshot history."""
-    return await _service(request).get(workflow_id, tenant=_tenant(request), user=user_id)
+    return await runtime.workflows.get(workflow_id, tenant=tenant, user=user_id)
 
 
 @router.post("", response_model=WorkflowView, status_code=201, responses=error_responses(404, 409))
-async def start_workflow(body: StartWorkflow, request: Request) -> WorkflowView:
+async def start_workflow(
+    body: StartWorkflow, runtime: RuntimeDep, tenant: TenantDep
+) -> WorkflowView:
     """Start a workflow; answers once it waits for input or ends (or ``wait_s`` passes)."""
-    tenant = _tenant(request) or _DEFAULT_TENANT
     if body.session_id is not None:
-        runtime: Runtime = request.app.state.runtime
         await runtime.sessions.get(tenant, body.user_id, body.session_id)  # 404 unless theirs
-    return await _service(request).start(
+    return await runtime.workflows.start(
         body.name,
         body.inputs,
         tenant=tenant,
@@ -88,23 +74,24 @@ async def start_workflow(body: StartWorkflow, request: Request) -> WorkflowView:
 @router.post(
     "/{workflow_id}/input", response_model=WorkflowView, responses=error_responses(404, 409)
 )
-async def provide_input(workflow_id: str, body: ProvideInput, request: Request) -> WorkflowView:
+async def provide_input(
+    workflow_id: str, body: ProvideInput, runtime: RuntimeDep, tenant: TenantDep
+) -> WorkflowView:
     """Give a waiting workflow the slot it waits for (e.g. ``{"sms_code": "123456"}``)."""
-    return await _service(request).provide_input(
-        workflow_id, body.slots, tenant=_tenant(request), user=body.user_id, wait_s=body.wait_s
+    return await runtime.workflows.provide_input(
+        workflow_id, body.slots, tenant=tenant, user=body.user_id, wait_s=body.wait_s
     )
 
 
 @router.get("/{workflow_id}/approval", response_model=ProposalOut, responses=error_responses(404))
 async def pending_approval(
-    workflow_id: str, user_id: UserQuery, request: Request
+    workflow_id: str, user_id: UserQuery, runtime: RuntimeDep, tenant: TenantDep
 ) -> dict[str, Any]:
     """The proposal the workflow waits on (a write step waiting for the agent), 404 if none.
 
     Proposed once per wait, whichever request gets there first (a restart in between included).
     """
-    runtime: Runtime = request.app.state.runtime
-    view = await _service(request).get(workflow_id, tenant=_tenant(request), user=user_id)
+    view = await runtime.workflows.get(workflow_id, tenant=tenant, user=user_id)
     proposal = await runtime.actions.propose_for_workflow(
         view, language=runtime.pack.manifest.languages[0], why={"rule": "a workflow step writes"}
     )

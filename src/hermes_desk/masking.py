@@ -1,0 +1,232 @@
+"""Personal numbers masked wherever a conversation is kept (spec D3).
+
+Phones, ID-card numbers, bank-card numbers, e-mail addresses and one-time codes are found in
+free text by pattern and in structured data by key name (``phone``, ``sms_code``, ``email``…),
+and replaced by a masked form that keeps the shape and the last digits an agent reads back
+(``139****5678``, ``****************1234``, ``z***@example.com``). Masking is applied where
+something is *stored or shown* — the session transcript and slots, the archive, short-term
+facts handed to memory, events, summaries, the WebSocket echo — never to what a turn is working
+on: the turn reads the clear text, and a running workflow keeps the clear values its steps need
+in its own state until it ends (then its snapshot is masked too).
+
+Each tenant may turn masking off or choose the kinds (``privacy`` settings). A masked value is
+recognisable (:func:`is_masked`): it is no use as a slot value and is not carried to the next
+turn as one.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from hermes_desk.config import MASK_KINDS, MaskKind, PrivacySettings
+from hermes_desk.events import Event, EventSink
+
+__all__ = ["MASK_KINDS", "Masker", "Masking", "MaskingSink", "is_masked"]
+
+_EMAIL = re.compile(
+    r"(?<![A-Za-z0-9._%+-])([A-Za-z0-9._%+-])[A-Za-z0-9._%+-]*(@[A-Za-z0-9.-]+\.[A-Za-z]{2,})"
+)
+# Mainland resident ID: 6-digit area, birth date (18xx–20xx), 3-digit sequence, check character.
+_ID_CARD = re.compile(
+    r"(?<![0-9A-Za-z])[1-9]\d{5}(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])"
+    r"\d{3}[\dXx](?![0-9A-Za-z])"
+)
+# 16–19 digits, optionally grouped by spaces or dashes (card numbers read out in fours).
+_BANK_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){15,18}(?![\d])")
+# Mainland mobile (optional +86, 3-4-4 groups) and landline with an area code (010-12345678).
+_PHONE = re.compile(
+    r"(?<![\d+])(?:(?:\+|00)?86[\s-]?)?1[3-9]\d[\s-]?\d{4}[\s-]?\d{4}(?!\d)"
+    r"|(?<!\d)0\d{2,3}-\d{7,8}(?!\d)"
+)
+# A one-time code said next to its name: 验证码是 123456, "the code is 4821".
+_CODE = re.compile(
+    r"((?:验证码|校验码|动态码|短信码|动态密码|\b(?:sms\s+)?code|\botp|\bpasscode|\bpin)"
+    r"[^\d\n]{0,12}?)(\d{4,8})(?!\d)",
+    re.IGNORECASE,
+)
+# Keys whose values are personal or secret whatever they look like, by word (``sms_code``,
+# ``customer_phone``); ``*_tail`` keys hold the last digits on purpose.
+_SENSITIVE_WORDS = frozenset(
+    {"phone", "mobile", "tel", "password", "passwd", "pwd", "secret", "token", "otp", "captcha"}
+    | {"passcode", "email", "mail", "idcard", "iban"}
+)
+_SENSITIVE_PAIRS = frozenset(
+    {("sms", "code"), ("verify", "code"), ("verification", "code"), ("id", "card")}
+    | {("bank", "card"), ("card", "no"), ("card", "number"), ("e", "mail")}
+)
+_MASKED = re.compile(r"\*{3,}")
+# Full-width digits and signs (１３９…, ＠) read as their ASCII forms, one character for one.
+_FULL_WIDTH = str.maketrans("０１２３４５６７８９＠．－＋", "0123456789@.-+")
+_STAR: Final = "*"
+
+
+def _digits(text: str) -> str:
+    return "".join(ch for ch in text if ch.isdigit() or ch in "Xx")
+
+
+def _mask_phone(match: re.Match[str]) -> str:
+    said = match.group(0)
+    digits = _digits(said)
+    if said.startswith("0") and not said.startswith("00"):  # a landline: area code kept
+        area = said.split("-", 1)[0]
+        return area + "-" + _STAR * (len(digits) - len(area) - 2) + digits[-2:]
+    digits = digits[-11:]  # without the country code
+    return digits[:3] + _STAR * 4 + digits[-4:]
+
+
+def _mask_id_card(match: re.Match[str]) -> str:
+    value = match.group(0)
+    return _STAR * (len(value) - 4) + value[-4:]
+
+
+def _mask_bank_card(match: re.Match[str]) -> str:
+    digits = _digits(match.group(0))
+    return _STAR * (len(digits) - 4) + digits[-4:]
+
+
+def _mask_email(match: re.Match[str]) -> str:
+    return f"{match.group(1)}***{match.group(2)}"
+
+
+def _mask_code(match: re.Match[str]) -> str:
+    return match.group(1) + _STAR * len(match.group(2))
+
+
+# Order matters: an e-mail may hold digits, an ID card is 18 digits (a card-length run), and a
+# card number may contain what looks like a phone.
+_RULES: tuple[tuple[MaskKind, re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+    ("email", _EMAIL, _mask_email),
+    ("id_card", _ID_CARD, _mask_id_card),
+    ("bank_card", _BANK_CARD, _mask_bank_card),
+    ("phone", _PHONE, _mask_phone),
+    ("code", _CODE, _mask_code),
+)
+
+
+def _sensitive_key(key: str) -> bool:
+    words = re.split(r"[_\-.\s]+", key.lower())
+    if not words or words[-1] == "tail":
+        return False
+    if any(word in _SENSITIVE_WORDS for word in words):
+        return True
+    return any(pair in _SENSITIVE_PAIRS for pair in itertools.pairwise(words))
+
+
+def is_masked(value: Any) -> bool:
+    """Whether ``value`` is (or holds) a masked personal number: no use as a slot value."""
+    if isinstance(value, str):
+        return bool(_MASKED.search(value))
+    if isinstance(value, Mapping):
+        return any(is_masked(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(is_masked(v) for v in value)
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class Masker:
+    """Masks the chosen kinds; a masker with no kinds returns everything as it is."""
+
+    kinds: frozenset[MaskKind] = frozenset(MASK_KINDS)
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.kinds)
+
+    def text(self, text: str) -> str:
+        """``text`` with every personal number of the chosen kinds masked."""
+        if not self.kinds or not text:
+            return text
+        plain = text.translate(_FULL_WIDTH)
+        if plain != text:
+            # A number typed in full-width digits is the same number: masked in ASCII digits.
+            masked = self._masked(plain)
+            if masked != plain:
+                return masked
+        return self._masked(text)
+
+    def _masked(self, text: str) -> str:
+        for kind, pattern, replace in _RULES:
+            if kind in self.kinds:
+                text = pattern.sub(replace, text)
+        return text
+
+    def data(self, value: Any, *, key: str | None = None) -> Any:
+        """A copy of ``value`` (JSON-like) with strings masked; values under sensitive keys
+        (``phone``, ``sms_code``, ``email``…) are masked whatever they look like."""
+        if not self.kinds:
+            return value
+        if isinstance(value, Mapping):
+            return {k: self.data(v, key=str(k)) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.data(v, key=key) for v in value]
+        if key is not None and value is not None and _sensitive_key(key):
+            if isinstance(value, bool):
+                return value
+            text = str(value)
+            masked = self.text(text)
+            if masked != text or is_masked(text):  # masked already: kept as it is
+                return masked
+            return _STAR * max(len(text) - 2, 3) + text[-2:] if len(text) > 2 else _STAR * 3
+        if isinstance(value, str):
+            return self.text(value)
+        return value
+
+    def prose(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """``arguments`` with free text masked (a ticket's description quoting the customer)
+        and the values under sensitive keys kept clear: a write waiting for its approval needs
+        the phone it is for, not the phone someone said in passing."""
+        return {k: v if _sensitive_key(str(k)) else self.data(v) for k, v in arguments.items()}
+
+    def json(self, document: str) -> str:
+        """A JSON document with every string in it masked (keys kept)."""
+        if not self.kinds:
+            return document
+        return json.dumps(
+            self.data(json.loads(document)), ensure_ascii=False, separators=(",", ":")
+        )
+
+
+class Masking:
+    """The maskers of every tenant, from the ``privacy`` settings."""
+
+    def __init__(self, settings: PrivacySettings | None = None) -> None:
+        self.settings = settings or PrivacySettings()
+        self._default = Masker(
+            frozenset(self.settings.kinds) if self.settings.mask else frozenset()
+        )
+        self._tenants = {
+            tenant: Masker(
+                frozenset(override.kinds if override.kinds is not None else self.settings.kinds)
+                if override.mask
+                else frozenset()
+            )
+            for tenant, override in self.settings.tenants.items()
+        }
+
+    def for_tenant(self, tenant: str) -> Masker:
+        """The tenant's masker (the default one unless the tenant has its own settings)."""
+        return self._tenants.get(tenant, self._default)
+
+
+class MaskingSink:
+    """An :class:`~hermes_desk.events.EventSink` that masks every event's data before handing
+    it on: a tool's free-text arguments (a knowledge-base query), an alert quoting the
+    customer… whoever emits it, no sink behind this one sees a clear personal number. The
+    event's ``tenant`` (when it names one) chooses the masker."""
+
+    def __init__(self, inner: EventSink, masking: Masking) -> None:
+        self._inner = inner
+        self._masking = masking
+
+    def emit(self, event: Event) -> None:
+        tenant = event.data.get("tenant")
+        mask = self._masking.for_tenant(tenant if isinstance(tenant, str) else "")
+        if mask.enabled:
+            event = Event(event.name, event.request_id, event.at, mask.data(event.data))
+        self._inner.emit(event)

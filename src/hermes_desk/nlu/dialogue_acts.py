@@ -1,0 +1,172 @@
+"""Dialogue acts: thanks, closings, greetings, confirmations and corrections.
+
+"谢谢，没别的问题了", "yes please", "不是这个，是另一个" are not questions about the business:
+they are moves of the conversation, and a customer who makes one expects it answered as such —
+not "I cannot help with that". The phrases come from the pack (``acts.yaml``), per language; this
+module only reads them, deterministically and without a model.
+
+A turn is split into clauses at punctuation. A clause *is* an act when it is made only of the
+act's phrases and the pack's fillers ("thank you so much for your help", "好的呀"); a clause of
+fillers alone says nothing. The turn's act is the strongest act among its clauses (correction,
+closing, thanks, confirmation, greeting), and the turn is ``only`` that act when no clause says
+anything else — then the act's reply answers it; "你好，订单…到哪了" is a greeting *and* a
+question, answered as the question.
+
+Chinese phrases match as substrings of the clause, English ones as whole words, so "可以退吗" is
+no confirmation and "hi" is not found in "this".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from hermes_desk.errors import PackError
+
+__all__ = ["ACTS", "NO_ACT", "ActPhrases", "ActReading", "DialogueActName"]
+
+DialogueActName = Literal["correction", "closing", "thanks", "confirmation", "greeting"]
+
+#: The acts the engine answers, strongest first (a turn with several is the first of them).
+ACTS: tuple[DialogueActName, ...] = ("correction", "closing", "thanks", "confirmation", "greeting")
+
+_CLAUSES = re.compile(r"[,，.。!！?？;；:：、~～\n]+|\s{2,}")
+_LETTER = re.compile(r"[a-z]")
+
+
+@dataclass(frozen=True, slots=True)
+class ActReading:
+    """The act of one turn (``None``: none) and whether the turn is only that act."""
+
+    act: DialogueActName | None
+    only: bool
+
+    def __bool__(self) -> bool:
+        return self.act is not None
+
+
+NO_ACT = ActReading(None, False)
+
+
+@dataclass(frozen=True)
+class ActPhrases:
+    """The pack's act phrases, fillers, negative-emotion words, apologies and the phrases of a
+    reply that promise a follow-up."""
+
+    phrases: tuple[tuple[str, DialogueActName | None], ...]  # longest first; None: a filler
+    negative: tuple[str, ...] = ()
+    apologies: tuple[str, ...] = ()
+    follow_ups: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dict(cls, data: Any, *, file: str = "acts.yaml") -> ActPhrases:
+        """Build from ``acts.yaml`` content, refusing unknown acts and non-text phrases."""
+        if not isinstance(data, Mapping):
+            raise PackError("must hold a mapping", file=file)
+        acts = data.get("acts") or {}
+        if not isinstance(acts, Mapping):
+            raise PackError("expected act: {language: [phrases]}", file=file, field="acts")
+        pairs: list[tuple[str, DialogueActName | None]] = []
+        for name, by_language in acts.items():
+            if name not in ACTS:
+                raise PackError(f"unknown dialogue act (known: {list(ACTS)})", file=file, item=name)
+            act: DialogueActName = name
+            pairs += [(p, act) for p in _texts(by_language, file, f"acts.{name}")]
+        pairs += [(p, None) for p in _texts(data.get("fillers") or {}, file, "fillers")]
+        ordered = sorted(dict(reversed(pairs)).items(), key=lambda kv: -len(kv[0]))
+        return cls(
+            phrases=tuple(ordered),
+            negative=tuple(_texts(data.get("negative") or {}, file, "negative")),
+            apologies=tuple(_texts(data.get("apologies") or {}, file, "apologies")),
+            follow_ups=tuple(_texts(data.get("follow_ups") or {}, file, "follow_ups")),
+        )
+
+    def read(self, text: str) -> ActReading:
+        """The dialogue act of ``text`` and whether it is all the turn says."""
+        found: set[DialogueActName] = set()
+        other = False
+        for clause in _CLAUSES.split(text.lower()):
+            clause = clause.strip()
+            if not clause:
+                continue
+            acts = self._clause_acts(clause)
+            if acts is None:
+                other = True
+            else:
+                found |= acts
+        act = next((a for a in ACTS if a in found), None)
+        if act is None:
+            return NO_ACT
+        return ActReading(act, only=not other)
+
+    def only_fillers(self, text: str) -> bool:
+        """Whether ``text`` holds nothing but the pack's fillers ("嗯", "well")."""
+        clauses = [c.strip() for c in _CLAUSES.split(text.lower()) if c.strip()]
+        return all(self._clause_acts(c) == set() for c in clauses)
+
+    def is_negative(self, text: str) -> bool:
+        """Whether the turn shows negative emotion (acknowledged before the facts)."""
+        return _contains_any(text.lower(), self.negative)
+
+    def opens_with_apology(self, reply: str) -> bool:
+        """Whether the reply's first sentence already apologises."""
+        first = re.split(r"[。！!？?]|\.\s", reply.lower(), maxsplit=1)[0]
+        return _contains_any(first, self.apologies)
+
+    def promises_contact(self, reply: str) -> bool:
+        """Whether a reply promises the business will get in touch ("专员会联系您")."""
+        return _contains_any(reply.lower(), self.follow_ups)
+
+    def _clause_acts(self, clause: str) -> set[DialogueActName] | None:
+        """The acts a clause is made of (empty: fillers only), or None when it says more."""
+        acts: set[DialogueActName] = set()
+        i = 0
+        while i < len(clause):
+            if clause[i].isspace():
+                i += 1
+                continue
+            step = next((p for p in self.phrases if _starts(clause, i, p[0])), None)
+            if step is None:
+                return None
+            phrase, act = step
+            if act is not None:
+                acts.add(act)
+            i += len(phrase)
+        return acts
+
+
+def _starts(clause: str, i: int, phrase: str) -> bool:
+    if not clause.startswith(phrase, i):
+        return False
+    if _LETTER.match(phrase[-1]):  # a Latin phrase ends at a word boundary
+        end = i + len(phrase)
+        return end == len(clause) or not clause[end].isalnum()
+    return True
+
+
+def _contains_any(text: str, words: tuple[str, ...]) -> bool:
+    for word in words:
+        if word.isascii():
+            if re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", text):
+                return True
+        elif word in text:
+            return True
+    return False
+
+
+def _texts(by_language: Any, file: str, where: str) -> list[str]:
+    if not isinstance(by_language, Mapping):
+        raise PackError("expected {language: [phrases]}", file=file, item=where)
+    out: list[str] = []
+    for language, words in by_language.items():
+        if not isinstance(words, list) or not all(isinstance(w, str) and w for w in words):
+            # YAML reads a bare yes/no/on/off as a boolean: the word would silently vanish
+            raise PackError(
+                "expected a list of non-empty texts (quote yes/no/on/off)",
+                file=file,
+                item=f"{where}.{language}",
+            )
+        out += [w.lower() for w in words]
+    return out

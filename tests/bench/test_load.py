@@ -1,0 +1,163 @@
+"""The load harness: a short smoke load on one worker (embedded defaults) through Locust, and the
+checks it rests on — the lost-turn detector, the write counter, the profile reader, the grown
+demo data and the load balancer's configuration. Nothing here looks at a latency."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hermes_desk.bench.load import (
+    LoadStep,
+    check_transcripts,
+    profile_top,
+    run_load,
+    writes_executed,
+)
+from hermes_desk.bench.load_cluster import DEPLOY, LoadBalancer, make_customers, shared_store_env
+from hermes_desk.sessions import Session, SqliteSessionArchive, Turn
+from hermes_desk.storage import SqliteDatabase
+
+
+@pytest.mark.slow
+def test_a_smoke_load_on_one_worker_answers_every_turn_and_loses_none(
+    tmp_path: Path, pack_model_dir: Path
+) -> None:
+    figures = run_load(
+        steps=[LoadStep(users=6, duration_s=30)],
+        stores="embedded",
+        think=(0.5, 0.2),
+        approve_think=(0.3, 0.1),
+        customers=40,
+        model_dir=pack_model_dir,
+        workdir=tmp_path,
+        progress=lambda line: None,
+    )
+    step = figures["steps"][0]
+    assert step["turns_answered"] > 0, step
+    assert step["request_failures"] == 0, step["failure_examples"]
+    assert step["turn_failures"] == 0
+    assert step["conversations_abandoned"] == 0
+    assert step["turns_checked"] == step["turns_answered"]
+    assert step["lost_turns"] == 0, step["lost_examples"]
+    assert step["lost_in_conversation_check"] == 0
+    assert figures["lost_turns"] == 0
+    assert figures["writes_executed_twice"] == 0, figures["writes_executed_twice_examples"]
+    assert step["conversations_closed"] > 0
+    assert set(step["p50_ms_by"]) >= {"http", "ws"}, "both transports carried conversations"
+    assert step["password_resets_completed"] == step["password_resets"], "code read, approved"
+    assert step["worker_cpu_s"] > 0
+
+
+def _archived(tmp_path: Path, turns: list[Turn]) -> Path:
+    path = tmp_path / "hermes.db"
+    db = SqliteDatabase(path)
+    archive = SqliteSessionArchive(db)
+    session = Session(
+        id="ses_1", tenant="default", user="u1", created_at=1.0, last_active=2.0, turns=turns
+    )
+    import asyncio
+
+    asyncio.run(archive.archive(session, "closed", ended_at=2.0))
+    db.close()
+    return path
+
+
+def test_an_answered_turn_missing_from_the_archived_transcript_is_counted_lost(
+    tmp_path: Path,
+) -> None:
+    database = _archived(tmp_path, [Turn("user", "你好"), Turn("agent", "您好")])
+    records = [
+        {"kind": "turn", "session": "ses_1", "user": "u1", "index": 0, "text": "你好"},
+        {"kind": "turn", "session": "ses_1", "user": "u1", "index": 2, "text": "查订单"},
+        {"kind": "closed", "session": "ses_1"},
+    ]
+    checked, lost = check_transcripts(records, "http://127.0.0.1:9", database)
+    assert checked == 2
+    assert len(lost) == 1 and "查订单" in lost[0]
+
+
+def test_a_turn_kept_at_another_index_is_lost_too(tmp_path: Path) -> None:
+    database = _archived(tmp_path, [Turn("user", "查订单"), Turn("agent", "好的")])
+    records = [{"kind": "turn", "session": "ses_1", "user": "u1", "index": 1, "text": "查订单"}]
+    assert check_transcripts(records, "http://127.0.0.1:9", database)[1] != []
+
+
+def test_writes_are_counted_per_endpoint_and_key() -> None:
+    log = [
+        {"endpoint": "create_ticket", "idempotency_key": "k1", "outcome": "executed"},
+        {"endpoint": "create_ticket", "idempotency_key": "k1", "outcome": "replayed"},
+        {"endpoint": "create_ticket", "idempotency_key": "k2", "outcome": "executed"},
+        {"endpoint": "create_ticket", "idempotency_key": "k2", "outcome": "executed"},
+        {"endpoint": "get_order", "idempotency_key": None, "outcome": "executed"},
+    ]
+    counted = writes_executed(log)
+    assert counted[("create_ticket", "k1")] == 1
+    assert counted[("create_ticket", "k2")] == 2
+    assert ("get_order", None) not in counted
+
+
+def test_profile_top_reads_collapsed_stacks(tmp_path: Path) -> None:
+    raw = tmp_path / "profile.txt"
+    raw.write_text(
+        "main (app.py:1);turn (hermes_desk/pipeline.py:5);read (hermes_desk/nlu.py:9) 6\n"
+        "main (app.py:1);turn (hermes_desk/pipeline.py:5);call (httpx/_client.py:3) 3\n"
+        "main (app.py:1);idle (loop.py:2) 1\n",
+        encoding="utf-8",
+    )
+    top = profile_top(raw)
+    own = dict(top["self"])
+    under = dict(top["total"])
+    assert own["read (hermes_desk/nlu.py)"] == 60.0
+    assert own["call (httpx/_client.py)"] == 30.0
+    assert under["turn (hermes_desk/pipeline.py)"] == 90.0
+    assert "main (app.py)" not in under, "a frame under every sample says nothing"
+
+
+def test_grown_demo_data_gives_every_customer_a_phone_and_orders_of_their_own() -> None:
+    data, customers = make_customers(30)
+    phones = [c["phone"] for c in customers]
+    assert len(set(phones)) == 30
+    users = {u["user_id"]: u for u in data["users"]}
+    orders = {o["order_id"]: o for o in data["orders"]}
+    shipments = {s["order_id"] for s in data["shipments"]}
+    for customer in customers:
+        assert users[customer["user"]]["phone"] == customer["phone"]
+        for order in customer["orders"]:
+            assert orders[order]["user_id"] == customer["user"]
+            assert order in shipments
+    assert len({u["phone"] for u in data["users"]}) == len(data["users"]), "phones stay unique"
+
+
+def test_the_load_balancer_runs_the_repository_config_with_this_runs_ports(
+    tmp_path: Path,
+) -> None:
+    balancer = LoadBalancer(tmp_path, port=18000)
+    main = balancer.render([18001, 18002])
+    site = (main.parent / "hermes-desk.conf").read_text(encoding="utf-8")
+    assert "server 127.0.0.1:18001" in site and "server 127.0.0.1:18002" in site
+    assert "8003" not in site
+    assert "listen 127.0.0.1:18000;" in site
+    assert "include hermes-desk.conf;" in main.read_text(encoding="utf-8")
+    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else "")
+    if not nginx:
+        pytest.skip("nginx is not installed: the rendered configuration is not syntax-checked")
+    checked = subprocess.run(
+        [nginx, "-t", "-p", str(main.parent), "-c", str(main)], capture_output=True, text=True
+    )
+    assert checked.returncode == 0, checked.stderr
+
+
+def test_the_shared_store_settings_come_from_the_deploy_env_file() -> None:
+    env = shared_store_env("redis://127.0.0.1:6390/0", "postgresql://127.0.0.1:5440/x")
+    assert env["HERMES_SESSIONS__STORE"] == "redis"
+    assert env["HERMES_WORKFLOWS__SNAPSHOT_STORE"] == "redis"
+    assert env["HERMES_ACTIONS__STORE"] == "redis"
+    assert env["HERMES_TOOLS__BREAKER__STORE"] == "redis"
+    assert env["HERMES_MEMORY__STORE"] == "postgres"
+    assert env["HERMES_SESSIONS__REDIS_URL"] == "redis://127.0.0.1:6390/0"
+    assert env["HERMES_MEMORY__POSTGRES_DSN"] == "postgresql://127.0.0.1:5440/x"
+    assert (DEPLOY / "redis.conf").read_text(encoding="utf-8").count("appendfsync always") == 1

@@ -1,0 +1,215 @@
+"""The suggestion says the right thing (SPEC §8 R1), over HTTP with the real demo backend:
+the turn's language, true outcomes, emotion, contact preferences and dialogue acts."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+
+from tests.e2e.conftest import Service
+
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _han(text: str) -> int:
+    return len(_HAN.findall(text))
+
+
+def test_the_reply_speaks_each_turns_language_and_a_bare_number_keeps_it(
+    service: Service,
+) -> None:
+    sid = service.open_session("u1004")["session_id"]
+    english = service.turn(sid, "u1004", "Hi, where is my order 202405120345?")
+    assert english["language"] == "en"
+    text = english["suggestion"]["text"]
+    assert "202405120345" in text and _han(text) == 0, text  # carrier and status in English too
+
+    bare = service.turn(sid, "u1004", "202405240001")
+    assert bare["language"] == "en", "a bare order number keeps the conversation's language"
+    assert _han(bare["suggestion"]["text"]) == 0
+
+    chinese = service.turn(sid, "u1004", "那这个订单什么时候能到？")
+    assert chinese["language"] == "zh"
+    assert _han(chinese["suggestion"]["text"]) > 5
+
+    mixed = service.turn(sid, "u1004", "refund 要多久到账")
+    assert mixed["language"] == "zh", "Chinese words carry the turn, an English term does not"
+
+
+def test_a_rejected_code_is_named_with_the_tries_left_and_nothing_is_called_done(
+    service: Service,
+) -> None:
+    sid = service.open_session("u1001")["session_id"]
+    first = service.turn(sid, "u1001", "I forgot my password, my phone is 13800138000")
+    assert first["language"] == "en"
+    assert first["workflow"]["waiting_for"] == "sms_code"
+
+    wrong = service.turn(sid, "u1001", "the code is 000000")
+    assert wrong["suggestion"]["situation"] == "input_rejected"
+    assert "not right" in wrong["suggestion"]["text"] and "2" in wrong["suggestion"]["text"]
+    assert "has been sent" not in wrong["suggestion"]["text"]
+
+    again = service.turn(sid, "u1001", "验证码是111111")
+    assert again["language"] == "zh"
+    assert again["suggestion"]["situation"] == "input_rejected"
+    assert "不正确" in again["suggestion"]["text"] and "1 次" in again["suggestion"]["text"]
+
+    code = httpx.get(f"{service.backend_url}/sms/outbox/13800138000").json()["code"]
+    verified = service.turn(sid, "u1001", f"ok it is {code}")
+    assert verified["suggestion"]["situation"] == "proposed"
+    [proposal] = verified["proposals"]
+    assert proposal["status"] == "proposed"
+    text = verified["suggestion"]["text"]
+    assert "is reset" not in text and "once confirmed" in text, text
+
+
+def test_a_negative_turn_is_acknowledged_before_the_facts_and_gives_a_key_fact(
+    service: Service,
+) -> None:
+    sid = service.open_session("u1001")["session_id"]
+    upset = service.turn(sid, "u1001", "Where is my order 202405201234? I am really upset")
+    text = upset["suggestion"]["text"]
+    assert text.startswith("I am really sorry"), text
+    assert text.index("sorry") < text.index("202405201234"), "the facts follow"
+    assert "in transit" in text
+
+    later = service.turn(sid, "u1001", "It has been 10 days already and I am really upset")
+    first_sentence = re.split(r"[.!?]", later["suggestion"]["text"])[0]
+    assert "sorry" in first_sentence.lower(), later["suggestion"]["text"]
+    facts = {f["key"]: f for f in later["key_facts"]}
+    assert facts["logistics_delay_days"]["value"] == 10
+    assert facts["logistics_delay_days"]["is_key_fact"]
+
+    service.close(sid, "u1001")
+    sid = service.open_session("u1001")["session_id"]
+    angry = service.turn(sid, "u1001", "订单202405201234到哪了，我很生气")
+    text = angry["suggestion"]["text"]
+    assert text.startswith("非常抱歉") and "运输中" in text, text
+    assert text.count("我理解您的心情") == 1
+
+    sid2 = service.open_session("u1002")["session_id"]
+    repeated = service.turn(sid2, "u1002", "客服三次都没解决")
+    facts = {f["key"]: f for f in repeated["key_facts"]}
+    assert facts["repeat_contact_count"]["value"] == 3
+    assert facts["repeat_contact_count"]["is_key_fact"]
+
+
+def test_a_stated_preference_is_noted_not_ticketed_and_kept_in_later_replies(
+    service: Service,
+) -> None:
+    before = httpx.get(f"{service.backend_url}/_log").json()["last_seq"]
+    sid = service.open_session("u1003")["session_id"]
+    out = service.turn(sid, "u1003", "以后不要给我打电话，发短信就行")
+    assert out["suggestion"]["situation"] == "preference_noted"
+    assert out["proposals"] == [] and out["tool_calls"] == [], "no ticket, no look-up"
+    text = out["suggestion"]["text"]
+    assert "短信" in text and "不希望接到电话" in text
+    assert "回电" not in text and "致电" not in text
+    keys = {f["key"]: f["value"] for f in out["key_facts"] if f["is_key_fact"]}
+    assert keys == {"contact_preference_no_calls": True, "contact_preference_channel": "sms"}
+    assert httpx.get(f"{service.backend_url}/_log").json()["last_seq"] == before
+
+    complaint = service.turn(sid, "u1003", "我要投诉，订单202405231122一直不发货")
+    assert [p["tool"] for p in complaint["proposals"]] == ["create_ticket"]
+    assert "已记下您的要求" in complaint["suggestion"]["text"]
+    assert "希望通过短信联系" in complaint["suggestion"]["text"]
+
+    closed = service.close(sid, "u1003")
+    texts = {n["key"]: n["text"] for n in closed["notes"]}
+    assert texts["contact_preference_channel"] == "希望通过短信联系"
+
+    # The next contact is in English: the notes read in English.
+    sid2 = service.open_session("u1003")["session_id"]
+    english = service.turn(sid2, "u1003", "Hello, is order 202405231122 shipped yet?")
+    notes = {n["key"]: n["text"] for n in english["notes"]}
+    assert notes["contact_preference_channel"] == "Prefers contact by text message"
+    assert notes["contact_preference_no_calls"] == "Does not want phone calls"
+    closed = service.close(sid2, "u1003")
+    assert {n["text"] for n in closed["notes"]} >= {"Prefers contact by text message"}
+
+
+def test_english_preferences_are_noted_with_their_channel(service: Service) -> None:
+    sid = service.open_session("u1005")["session_id"]
+    out = service.turn(sid, "u1005", "Please don't call me, email only")
+    assert out["language"] == "en"
+    assert out["suggestion"]["situation"] == "preference_noted"
+    assert out["proposals"] == []
+    assert "Prefers contact by e-mail" in out["suggestion"]["text"]
+    keys = {f["key"]: f["value"] for f in out["key_facts"] if f["is_key_fact"]}
+    assert keys["contact_preference_channel"] == "email"
+
+
+def test_dialogue_acts_are_answered_as_such_not_as_out_of_scope(service: Service) -> None:
+    sid = service.open_session("u1001")["session_id"]
+    hello = service.turn(sid, "u1001", "你好")
+    assert hello["dialogue_act"] == "greeting"
+    assert hello["suggestion"]["situation"] == "act_greeting"
+    assert hello["tool_calls"] == [] and hello["proposals"] == []
+    assert "抱歉" not in hello["suggestion"]["text"]
+
+    asked = service.turn(sid, "u1001", "你好，我的订单202405201234到哪了")
+    assert asked["dialogue_act"] == "greeting", "reported, but the question is answered"
+    assert [c["tool"] for c in asked["tool_calls"]] == ["get_shipment"]
+
+    bye = service.turn(sid, "u1001", "谢谢，没别的问题了")
+    assert bye["dialogue_act"] == "closing"
+    assert bye["suggestion"]["situation"] == "act_closing"
+    assert bye["tool_calls"] == [] and bye["proposals"] == []
+    assert "再见" in bye["suggestion"]["text"] and "无法" not in bye["suggestion"]["text"]
+
+    thanks = service.turn(sid, "u1001", "thank you so much for your help")
+    assert thanks["dialogue_act"] == "thanks" and thanks["language"] == "en"
+    assert "welcome" in thanks["suggestion"]["text"]
+
+    wrong = service.turn(sid, "u1001", "不是这个，是另一个")
+    assert wrong["dialogue_act"] == "correction"
+    assert wrong["suggestion"]["situation"] == "act_correction"
+    assert wrong["tool_calls"] == []
+
+
+def test_a_confirmation_while_a_write_waits_proposes_nothing_new(service: Service) -> None:
+    sid = service.open_session("u1001")["session_id"]
+    complaint = service.turn(sid, "u1001", "我要投诉，订单202405201234的快递员态度很差")
+    [proposal] = complaint["proposals"]
+    assert proposal["tool"] == "create_ticket"
+
+    yes = service.turn(sid, "u1001", "yes please")
+    assert yes["dialogue_act"] == "confirmation" and yes["language"] == "en"
+    assert yes["proposals"] == [] and yes["tool_calls"] == []
+    assert yes["suggestion"]["situation"] == "act_confirmation_pending"
+    text = yes["suggestion"]["text"]
+    assert "complaint ticket" in text, "the pending write, explained in the turn's language"
+    assert _han(text) <= len("快递员态度很差") + 20, text  # only the customer's own words
+
+    ok = service.turn(sid, "u1001", "好的")
+    assert ok["dialogue_act"] == "confirmation"
+    assert ok["suggestion"]["situation"] == "act_confirmation_pending"
+    listed = service.client.get(f"/v1/sessions/{sid}/proposals", params={"user_id": "u1001"})
+    assert listed.status_code == 200, listed.text
+    statuses = [p["status"] for p in listed.json()["proposals"]]
+    assert statuses == ["proposed"], "still one proposal: nothing runs before the agent approves"
+
+
+def test_a_failed_look_up_is_said_in_the_customers_language(service: Service) -> None:
+    httpx.put(f"{service.backend_url}/_faults/get_shipment", json={"error_rate": 1.0})
+    try:
+        sid = service.open_session("u1001")["session_id"]
+        english = service.turn(sid, "u1001", "Where is my parcel 202405201234?")
+        assert [c["status"] for c in english["tool_calls"]] != ["ok"]
+        assert english["suggestion"]["situation"] == "tool_failed"
+        text = english["suggestion"]["text"]
+        assert text.startswith("Sorry") and _han(text) == 0, text
+        assert "arrive by" not in text, "no shipment facts without a shipment"
+        chinese = service.turn(sid, "u1001", "订单202405201234的快递到哪了")
+        assert chinese["suggestion"]["situation"] == "tool_failed"
+        assert chinese["suggestion"]["text"].startswith("抱歉")
+    finally:
+        httpx.delete(f"{service.backend_url}/_faults")
+
+
+def test_an_order_of_another_customer_reads_as_not_found_in_english(service: Service) -> None:
+    sid = service.open_session("u1002")["session_id"]
+    out = service.turn(sid, "u1002", "Where is my order 202405201234?")
+    assert out["suggestion"]["situation"] == "not_found"
+    assert "could not find order 202405201234" in out["suggestion"]["text"]

@@ -1,0 +1,76 @@
+"""Dialogue acts read from the pack's phrases: what the turn does, and whether that is all."""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_desk.errors import PackError
+from hermes_desk.nlu.dialogue_acts import ActPhrases
+from hermes_desk.packs import load_pack
+
+ACTS = load_pack("ecommerce").acts
+
+
+@pytest.mark.parametrize(
+    ("text", "act"),
+    [
+        ("谢谢，没别的问题了", "closing"),
+        ("Thanks, that's all", "closing"),
+        ("bye!", "closing"),
+        ("知道了，拜拜", "closing"),
+        ("ok never mind, bye", "closing"),
+        ("明白了", "confirmation"),
+        ("谢谢你们的帮助", "thanks"),
+        ("thank you so much for your help", "thanks"),
+        ("好的谢谢", "thanks"),
+        ("好的", "confirmation"),
+        ("嗯嗯好的", "confirmation"),
+        ("yes please", "confirmation"),
+        ("ok", "confirmation"),
+        ("不是这个，是另一个", "correction"),
+        ("No, the other one", "correction"),
+        ("你好", "greeting"),
+        ("hi", "greeting"),
+    ],
+)
+def test_a_turn_that_is_only_an_act(text: str, act: str) -> None:
+    reading = ACTS.read(text)
+    assert reading.act == act
+    assert reading.only
+
+
+@pytest.mark.parametrize(
+    ("text", "act"),
+    [
+        ("你好，我的订单202405201234到哪了", "greeting"),
+        ("Hello, my order hasn't arrived", "greeting"),
+        ("谢谢，另外退款多久到账？", "thanks"),
+    ],
+)
+def test_an_act_next_to_a_question_is_reported_but_not_all(text: str, act: str) -> None:
+    reading = ACTS.read(text)
+    assert reading.act == act
+    assert not reading.only
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["可以退货吗", "银行卡能用吗", "this is bad", "对不起我说错了地址", "It has been 10 days"],
+)
+def test_words_inside_other_words_are_no_act(text: str) -> None:
+    assert ACTS.read(text).act is None
+
+
+def test_negative_turns_and_apologies() -> None:
+    assert ACTS.is_negative("It has been 10 days already and I am really upset")
+    assert ACTS.is_negative("太差劲了")
+    assert not ACTS.is_negative("thanks, all good")
+    assert ACTS.opens_with_apology("非常抱歉给您带来不好的体验。我已…")
+    assert not ACTS.opens_with_apology("Sorry, I could not find order 1. Could you check?")
+
+
+def test_unknown_acts_and_unquoted_yes_are_refused() -> None:
+    with pytest.raises(PackError, match="unknown dialogue act"):
+        ActPhrases.from_dict({"acts": {"insult": {"en": ["idiot"]}}})
+    with pytest.raises(PackError, match=r"acts\.confirmation\.en"):
+        ActPhrases.from_dict({"acts": {"confirmation": {"en": [True, "sure"]}}})

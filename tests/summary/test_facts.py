@@ -1,0 +1,118 @@
+"""What a summary is written from, the disposition it proposes, and its offline text."""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_desk.actions import Proposal
+from hermes_desk.packs import Pack, load_pack
+from hermes_desk.sessions import Session, Turn
+from hermes_desk.summary import gather, offline_summary, outcome_of
+
+
+@pytest.fixture(scope="module")
+def pack() -> Pack:
+    return load_pack("ecommerce")
+
+
+def _session(*turns: Turn, slots: dict[str, object] | None = None) -> Session:
+    return Session(
+        id="ses_1",
+        tenant="acme",
+        user="u1001",
+        created_at=1.0,
+        last_active=2.0,
+        turns=list(turns),
+        slots=dict(slots or {}),
+    )
+
+
+def _said(text: str, intent: str, **meta: object) -> Turn:
+    return Turn("user", text, meta={"intent": intent, **meta})
+
+
+def _proposal(status: str, tool: str = "create_ticket") -> Proposal:
+    return Proposal(
+        id="act_1",
+        tenant="acme",
+        user="u1001",
+        session_id="ses_1",
+        tool=tool,
+        arguments={},
+        why={},
+        explanation="开投诉工单",
+        language="zh",
+        created_at=1.0,
+        expires_at=100.0,
+        status=status,  # type: ignore[arg-type]
+    )
+
+
+def test_the_sentiment_trend_is_told_when_turns_carry_it(pack: Pack) -> None:
+    session = _session(
+        _said(
+            "我真的很生气，快递三天没动", "logistics", sentiment={"label": "negative", "score": 0.9}
+        ),
+        _said("好的，谢谢", "logistics", sentiment={"label": "neutral", "score": 0.6}),
+    )
+    facts = gather(session, pack)
+    assert facts.sentiment == ["negative", "neutral"]
+    text = offline_summary(facts, "after_contact", disposition="已解决")
+    assert "客户情绪：负面 → 中性" in text
+
+
+def test_without_sentiment_nothing_is_said_about_it(pack: Pack) -> None:
+    facts = gather(_session(_said("where is my parcel", "logistics")), pack)
+    assert facts.language == "en" and facts.sentiment == []
+    assert "sentiment" not in offline_summary(facts, "after_contact", disposition="Resolved")
+
+
+def test_the_language_turns_carry_wins_over_the_script(pack: Pack) -> None:
+    session = _session(
+        _said("订单 202405201234", "order_status", language="en"),
+        _said("ok thanks", "order_status", language="en"),
+    )
+    assert gather(session, pack).language == "en"
+
+
+@pytest.mark.parametrize(
+    ("proposals", "kind", "outcome"),
+    [
+        ([], "transfer", "transferred"),
+        ([_proposal("proposed")], "after_contact", "pending_customer"),
+        ([_proposal("executed")], "after_contact", "resolved"),
+        ([_proposal("rejected")], "after_contact", "unresolved"),
+    ],
+)
+def test_the_outcome_follows_what_happened(
+    pack: Pack, proposals: list[Proposal], kind: str, outcome: str
+) -> None:
+    session = _session(_said("我要投诉", "complaint"))
+    facts = gather(session, pack, proposals=proposals)
+    assert outcome_of(facts, kind) == outcome  # type: ignore[arg-type]
+
+
+def test_questions_alone_are_information_only(pack: Pack) -> None:
+    session = _session(_said("退款多久到账", "kb_question"))
+    facts = gather(session, pack)
+    assert outcome_of(facts, "after_contact") == "informational"
+    assert pack.dispositions.for_outcome("informational") == "information_only"
+
+
+def test_the_summary_names_slots_lookups_actions_and_open_items(pack: Pack) -> None:
+    session = _session(
+        _said("我要投诉，订单202405201234", "complaint"),
+        Turn("agent", "call get_order", tool_call_id="c1", name="get_order"),
+        Turn("tool", '{"order_id": "202405201234"}', tool_call_id="c1", name="get_order"),
+        Turn("agent", "call get_shipment", tool_call_id="c2", name="get_shipment"),
+        Turn("tool", '{"status": "timeout"}', tool_call_id="c2", name="get_shipment"),
+        slots={"order_id": "202405201234", "phone": "139****5678"},
+    )
+    facts = gather(session, pack, proposals=[_proposal("proposed")])
+    text = offline_summary(facts, "after_contact", disposition="待客户回复")
+    assert "客户诉求：投诉" in text
+    assert "关键信息：订单号 202405201234；手机号 139****5678" in text
+    assert "get_order（成功）" in text and "get_shipment（timeout）" in text
+    assert "操作：开投诉工单（待批准）" in text
+    assert "未决事项：待坐席批准：开投诉工单" in text
+    assert text.endswith("建议结案类型：待客户回复。")
