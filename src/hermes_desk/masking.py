@@ -93,7 +93,14 @@ def _mask_email(match: re.Match[str]) -> str:
     return f"{match.group(1)}***{match.group(2)}"
 
 
+# "验证码已发送到尾号 8000 的手机": the digits after these words are a phone's last four, which
+# the agent reads back — not the code.
+_TAIL = re.compile(r"尾号|末四位|后四位|ending(?:\s+in|\s+with)?|ends\s+(?:in|with)", re.IGNORECASE)
+
+
 def _mask_code(match: re.Match[str]) -> str:
+    if _TAIL.search(match.group(1)):
+        return match.group(0)
     return match.group(1) + _STAR * len(match.group(2))
 
 

@@ -106,3 +106,18 @@ def test_the_masking_sink_masks_every_event_before_the_sinks_behind_it() -> None
     first, second = recent.events()
     assert first.data["arguments"] == {"query": "my card is ************1111"}
     assert second.data["arguments"] == query, "that tenant chose to keep numbers"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "验证码已发送到尾号 8000 的手机，请告诉我您收到的 6 位验证码。",
+        "The code was sent to the phone ending in 8000.",
+    ],
+)
+def test_a_phone_tail_after_the_word_code_is_no_code(text: str) -> None:
+    assert Masker().text(text) == text
+
+
+def test_a_code_after_its_name_is_still_masked() -> None:
+    assert "482193" not in Masker().text("我的验证码是 482193")

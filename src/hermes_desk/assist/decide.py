@@ -137,7 +137,8 @@ def _asked_again(reading: Reading, pack: Pack, owner: str) -> Plan:
     changed = {
         name: value
         for name, value in reading.found.items()
-        if name in definition.inputs and reading.previous_slots.get(name) != value
+        if name in definition.inputs
+        and not _same(waiting.inputs.get(name, reading.previous_slots.get(name)), value, name)
     }
     if changed:
         return Plan(
@@ -153,6 +154,18 @@ def _asked_again(reading: Reading, pack: Pack, owner: str) -> Plan:
         )
     return Plan(
         owner, "the same request again: the waiting workflow continues", workflow=_show(waiting)
+    )
+
+
+def _same(previous: Any, value: Any, name: str) -> bool:
+    """Whether ``value`` is what the waiting workflow runs with. Its view shows a phone masked
+    (``*********00``, ``138****8000``): the same phone said again in full is no new detail."""
+    if previous == value:
+        return True
+    if not (isinstance(previous, str) and isinstance(value, str) and "*" in previous):
+        return False
+    return len(previous) == len(value) and all(
+        p in ("*", v) for p, v in zip(previous, value, strict=True)
     )
 
 

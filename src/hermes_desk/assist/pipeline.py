@@ -398,6 +398,7 @@ def _masked_outcome(outcome: TurnOutcome, mask: Masker) -> TurnOutcome:
     outcome.slots = mask.data(outcome.slots)
     outcome.tool_calls = mask.data(outcome.tool_calls)
     outcome.key_facts = mask.data(outcome.key_facts)
+    outcome.mentions = mask.data(outcome.mentions)
     outcome.suggestion = mask.data(outcome.suggestion) if outcome.suggestion else None
     return outcome
 
