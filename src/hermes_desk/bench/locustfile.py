@@ -41,6 +41,12 @@ from locust.env import Environment
 from locust.exception import StopUser
 from websocket import WebSocket, WebSocketException, create_connection
 
+from hermes_desk.masking import Masker
+
+#: the transcript keeps what the customer said with personal numbers masked (the service's
+#: default): turns are compared as stored
+as_stored = Masker().text
+
 __all__ = ["Agent", "Conversation", "Ledger"]
 
 MIX = (("order", 0.60), ("password_reset", 0.20), ("logistics", 0.15), ("complaint", 0.05))
@@ -288,21 +294,21 @@ class Conversation:
             answer = self._ws_turn(text) if self.transport == "ws" else self._http_turn(text)
             ms = self.final_ms if self.transport == "ws" else (time.perf_counter() - started) * 1e3
             if answer is not None:
-                self.sent.append(text)
-                self.acked.append((answer["turn_index"], text))
+                self.sent.append(as_stored(text))
+                self.acked.append((answer["turn_index"], as_stored(text)))
                 shared().ledger.write(
                     "turn",
                     session=self.session_id,
                     user=self.user,
                     index=answer["turn_index"],
-                    text=text,
+                    text=as_stored(text),
                     transport=self.transport,
                     conv=self.kind,
                     ms=round(ms, 2),
                 )
                 return answer
             if self._stored(text):  # stored, the answer lost: do not say it twice
-                self.sent.append(text)
+                self.sent.append(as_stored(text))
                 shared().ledger.write("unacked", session=self.session_id, text=text)
                 return None
             gevent_sleep(RETRY_PAUSE_S)
@@ -331,7 +337,7 @@ class Conversation:
         except CallFailed:
             return False
         said = [t["text"] for t in view["turns"] if t["role"] == "user"]
-        return len(said) > len(self.sent) and said[len(self.sent)] == text
+        return len(said) > len(self.sent) and said[len(self.sent)] == as_stored(text)
 
     def _approve(self, proposal_id: str) -> dict[str, Any]:
         if self.ws is not None:
