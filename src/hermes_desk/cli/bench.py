@@ -20,6 +20,7 @@ __all__ = ["app"]
 app = typer.Typer(no_args_is_help=True)
 
 OutOption = Annotated[Path | None, typer.Option("--out", help="also write the figures here")]
+RedisOption = Annotated[str | None, typer.Option(help="Redis for the Redis figures ('' to skip)")]
 
 
 def _machine() -> str:
@@ -45,9 +46,7 @@ def _emit(area: str, figures: dict[str, Any], out: Path | None, machine: str) ->
 
 @app.command()
 def sessions(
-    redis_url: Annotated[
-        str | None, typer.Option(help="Redis for the Redis figures ('' to skip)")
-    ] = "redis://127.0.0.1:6379/15",
+    redis_url: RedisOption = "redis://127.0.0.1:6379/15",
     out: OutOption = None,
 ) -> None:
     """Session get and turn-append latency per store, memory of 10,000 sessions, trim time."""
@@ -73,9 +72,7 @@ def tools(
 @app.command()
 def actions(
     proposals: Annotated[int, typer.Option(help="proposals approved per store")] = 2_000,
-    redis_url: Annotated[
-        str | None, typer.Option(help="Redis for the Redis figures ('' to skip)")
-    ] = "redis://127.0.0.1:6379/15",
+    redis_url: RedisOption = "redis://127.0.0.1:6379/15",
     out: OutOption = None,
 ) -> None:
     """Proposal → approval → executed overhead (no think time), per proposal store."""
@@ -88,9 +85,7 @@ def actions(
 @app.command()
 def feedback(
     events: Annotated[int, typer.Option(help="customer turns whose suggestion is counted")] = 5_000,
-    redis_url: Annotated[
-        str | None, typer.Option(help="Redis for the Redis figures ('' to skip)")
-    ] = "redis://127.0.0.1:6379/15",
+    redis_url: RedisOption = "redis://127.0.0.1:6379/15",
     out: OutOption = None,
 ) -> None:
     """Suggestion feedback: the per-turn ``shown`` write and the report query, per store."""
