@@ -115,10 +115,10 @@ class Runtime:
     assistant: Assistant
     feedback: SuggestionFeedback
     labels: PackLabels
-    board: SupervisorBoard = field(default_factory=SupervisorBoard)
+    board: SupervisorBoard
+    masking: Masking
+    summaries: SummaryService
     sentiment: SentimentModel | None = None
-    masking: Masking = field(default_factory=Masking)
-    summaries: SummaryService | None = None
     mcp: Any = None
     _group: anyio.abc.TaskGroup | None = field(default=None, repr=False)
     _closers: list[Callable[[], Awaitable[Any]]] = field(default_factory=list, repr=False)

@@ -128,7 +128,7 @@ def clocked_service(tmp_path: Path, backend_url: str) -> Iterator[tuple[Service,
 
     app.router.lifespan_context = lifespan
     with (
-        serve_in_thread(app, startup_timeout_s=60) as url,
+        serve_in_thread(app) as url,
         httpx.Client(base_url=url, timeout=30) as client,
     ):
         yield Service(url, backend_url, client, settings), clock

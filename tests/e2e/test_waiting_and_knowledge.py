@@ -162,7 +162,7 @@ def strict_knowledge(tmp_path: Path, backend_url: str) -> Iterator[Service]:
         knowledge={"min_score": 1000.0},
     )
     with (
-        serve_in_thread(create_app(settings), startup_timeout_s=60) as url,
+        serve_in_thread(create_app(settings)) as url,
         httpx.Client(base_url=url, timeout=30) as client,
     ):
         yield Service(url, backend_url, client, settings)

@@ -19,8 +19,7 @@ from hermes_desk.api.deps import RuntimeDep, SessionUserDep, TenantDep
 from hermes_desk.api.errors import error_responses
 from hermes_desk.api.schemas import TEXT_PATTERN, USER_ID_PATTERN
 from hermes_desk.assist import check_text
-from hermes_desk.runtime import Runtime
-from hermes_desk.summary import MAX_SUMMARY_CHARS, SummaryService
+from hermes_desk.summary import MAX_SUMMARY_CHARS
 
 __all__ = ["DispositionOut", "SummaryConfirm", "SummaryOut", "router"]
 
@@ -70,11 +69,6 @@ class SummaryConfirm(BaseModel):
     kind: Kind = "after_contact"
 
 
-def _service(runtime: Runtime) -> SummaryService:
-    assert runtime.summaries is not None  # build_runtime always makes one
-    return runtime.summaries
-
-
 @router.get(
     "/v1/sessions/{session_id}/summary",
     response_model=SummaryOut,
@@ -90,7 +84,7 @@ async def get_summary(
     ),
 ) -> dict[str, Any]:
     """The session's summary with the proposed disposition (written now for a live session)."""
-    summary = await _service(runtime).get(tenant, user_id, session_id, kind)
+    summary = await runtime.summaries.get(tenant, user_id, session_id, kind)
     return summary.to_dict()
 
 
@@ -104,7 +98,7 @@ async def confirm_summary(
 ) -> dict[str, Any]:
     """Confirm the summary (the agent's text) and the disposition; kept with the archive."""
     text = check_text(body.text, MAX_SUMMARY_CHARS)
-    summary = await _service(runtime).confirm(
+    summary = await runtime.summaries.confirm(
         tenant,
         body.user_id,
         session_id,
