@@ -60,7 +60,7 @@ async def wait_up(
     async with httpx.AsyncClient() as client:
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                raise RuntimeError(f"{proc.args} exited with {proc.returncode}")
+                raise RuntimeError(f"{proc.args!r} exited with {proc.returncode}")
             try:
                 if (await client.get(url + path, timeout=1)).status_code == 200:
                     return
@@ -72,7 +72,8 @@ async def wait_up(
 
 class Service:
     """The service as a child process: started, SIGKILLed and started again on the same data.
-    ``up`` is set while it answers; ``starts`` counts its starts."""
+    ``up`` is set while it answers; ``starts`` counts its starts; ``progress`` counts the work
+    the clients saw done (:meth:`advanced`), and ``last_progress`` is when they last did."""
 
     def __init__(self, cmd: str, port: int, workdir: Path, backend: str, log: Path) -> None:
         self.argv = shlex.split(cmd.format(port=port, workdir=workdir, backend=backend))
@@ -81,6 +82,15 @@ class Service:
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
         self.up = asyncio.Event()
+        self.progress = 0
+        self.last_progress = time.monotonic()
+        self.moved = asyncio.Event()
+
+    def advanced(self) -> None:
+        """A client saw durable work done: a step finished, a turn answered."""
+        self.progress += 1
+        self.last_progress = time.monotonic()
+        self.moved.set()
 
     async def start(self) -> None:
         with self.log.open("ab") as out:  # the environment carries the backend URL and data dir
@@ -150,18 +160,36 @@ async def killer(
     service: Service, stop: asyncio.Event, rng: random.Random, kill_min: float, kill_max: float
 ) -> list[float]:
     """SIGKILL the service every ``kill_min``..``kill_max`` seconds and start it again, until
-    ``stop``; the times of the kills."""
+    ``stop``; the times of the kills.
+
+    A kill waits until the service has done some work since it started (``progress``): on a
+    slow machine a life shorter than a step would otherwise kill every step before its end
+    and the run would never finish. The kills still land at random points of the work.
+    """
     kills: list[float] = []
     while not stop.is_set():
+        service.moved.clear()
         try:
             await asyncio.wait_for(stop.wait(), rng.uniform(kill_min, kill_max))
             break
         except TimeoutError:
             pass
+        waits = {asyncio.ensure_future(stop.wait()), asyncio.ensure_future(service.moved.wait())}
+        _, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        for wait in pending:
+            wait.cancel()
+        if stop.is_set():
+            break
         service.kill()
         kills.append(time.monotonic())
         await service.start()
     return kills
+
+
+async def stalled(service: Service, limit_s: float) -> None:
+    """Return once the clients have seen no work done for ``limit_s`` seconds."""
+    while time.monotonic() - service.last_progress < limit_s:  # noqa: ASYNC110 - a moving deadline
+        await asyncio.sleep(1)
 
 
 def writes_executed(log: Iterable[Mapping[str, Any]]) -> collections.Counter[tuple[str, str]]:

@@ -11,6 +11,10 @@ sends it back) and the agent (approves each write the workflow proposes: the ret
 the temporary password), and kills the service with SIGKILL every ``--kill-min``..``--kill-max``
 seconds, restarting it each time.
 
+A kill waits until the service has done some work since it started, so a slow machine slows
+the run down but cannot stop it; a run that sees no work done for ``--stall-s`` seconds stops
+and reports the workflows left, with their steps, instead of hanging.
+
 Pass: every workflow ends completed, failed or escalated (none left running), and the backend's
 request log shows no write executed twice for one idempotency key.
 """
@@ -41,24 +45,46 @@ from kill_harness import (
     call,
     free_port,
     killer,
+    stalled,
     writes_executed,
 )
 
 #: the steps that wait for the customer, and the slot each asks for
 ASKS = {"verify_code": "sms_code"}
 APPROVAL = "approval:"
+#: step statuses that end a step
+STEP_ENDED = {"succeeded", "failed", "timeout", "cancelled", "rejected", "skipped"}
+
+
+class Progress:
+    """The newest view of each workflow, and how far each has come: the service advanced when a
+    workflow ends more steps than it ever had (a restart may show a step in flight again, never
+    a finished step undone)."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.views: dict[str, dict[str, Any]] = {}
+        self.best: dict[str, int] = {}
+
+    def saw(self, view: dict[str, Any]) -> dict[str, Any]:
+        self.views[view["id"]] = view
+        done = sum(s["status"] in STEP_ENDED for s in view["steps"]) + (view["status"] in TERMINAL)
+        if done > self.best.get(view["id"], -1):
+            self.best[view["id"]] = done
+            self.service.advanced()
+        return view
 
 
 async def run_one(
     kind: str, key: str, service: Service, backend: str, client: httpx.AsyncClient,
-    phone_locks: dict[str, asyncio.Lock], results: dict[str, dict[str, Any]],
+    phone_locks: dict[str, asyncio.Lock], results: dict[str, dict[str, Any]], seen: Progress,
 ) -> None:  # fmt: skip
     lock = phone_locks[key] if kind == "password_reset" else asyncio.Lock()
     async with lock:  # one reset per phone at a time: the outbox keeps the latest code only
         inputs = {"phone": key} if kind == "password_reset" else {"order_id": key}
         user = OWNERS[key]
         start = {"name": kind, "inputs": inputs, "user_id": user, "wait_s": 0}
-        view = await call(service, client, "POST", "/v1/workflows", json=start)
+        view = seen.saw(await call(service, client, "POST", "/v1/workflows", json=start))
         workflow_id = view["id"]
         fed: tuple[str, int] | None = None
         while view["status"] not in TERMINAL:
@@ -75,8 +101,8 @@ async def run_one(
                         service, client, "POST", f"/v1/proposals/{proposal['id']}/approve",
                         json={"user_id": user, "agent_id": "kill-test"}, allow={404, 409},
                     )  # fmt: skip
-                view = await call(service, client, "GET", f"/v1/workflows/{workflow_id}",
-                                  params={"user_id": user})  # fmt: skip
+                view = seen.saw(await call(service, client, "GET", f"/v1/workflows/{workflow_id}",
+                                           params={"user_id": user}))  # fmt: skip
                 await asyncio.sleep(0.05)
                 continue
             asking = [
@@ -87,15 +113,15 @@ async def run_one(
                 if (step["name"], step["input_round"]) != fed:
                     slot = ASKS[step["name"]]
                     value = (await client.get(f"{backend}/sms/outbox/{key}")).json()["code"]
-                    view = await call(
+                    view = seen.saw(await call(
                         service, client, "POST", f"/v1/workflows/{workflow_id}/input",
                         json={"user_id": user, "slots": {slot: value}, "wait_s": 0},
-                    )  # fmt: skip
+                    ))  # fmt: skip
                     fed = (step["name"], step["input_round"])
                     continue
             await asyncio.sleep(0.2)
-            view = await call(service, client, "GET", f"/v1/workflows/{workflow_id}",
-                              params={"user_id": user})  # fmt: skip
+            view = seen.saw(await call(service, client, "GET", f"/v1/workflows/{workflow_id}",
+                                       params={"user_id": user}))  # fmt: skip
         results[workflow_id] = view
 
 
@@ -124,9 +150,18 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 killer(service, stop, random.Random(args.seed), args.kill_min, args.kill_max)
             )
             started = time.monotonic()
-            await asyncio.gather(
-                *(run_one(k, key, service, backend_url, client, locks, results) for k, key in jobs)
-            )
+            seen = Progress(service)
+            everything = asyncio.ensure_future(asyncio.gather(*(
+                run_one(k, key, service, backend_url, client, locks, results, seen)
+                for k, key in jobs
+            )))  # fmt: skip
+            watch = asyncio.create_task(stalled(service, args.stall_s))
+            racing: set[asyncio.Future[Any]] = {everything, watch}
+            await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
+            stalled_out = watch.done()
+            for task in (everything, watch):
+                task.cancel()
+            await asyncio.gather(everything, watch, return_exceptions=True)
             elapsed = time.monotonic() - started
             stop.set()
             kills = await kill_task
@@ -140,6 +175,11 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     outcomes = collections.Counter(e["outcome"] for e in log)
     statuses = collections.Counter((v["name"], v["status"]) for v in results.values())
     stuck = [i for i, v in results.items() if v["status"] not in TERMINAL]
+    left = {
+        i: {"name": v["name"], "status": v["status"], "waiting_for": v.get("waiting_for"),
+            "steps": {s["name"]: s["status"] for s in v["steps"]}}
+        for i, v in seen.views.items() if i not in results
+    }  # fmt: skip
     step_statuses = collections.Counter(s["status"] for v in results.values() for s in v["steps"])
     verified_by = collections.Counter(
         s["name"] for v in results.values() for s in v["steps"]
@@ -158,7 +198,9 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         "writes_executed": sum(executed.values()),
         "writes_executed_twice": twice,
         "stuck": stuck,
-        "passed": not twice and not stuck and len(results) == args.n,
+        "stalled": stalled_out,
+        "left_unfinished": left,
+        "passed": not twice and not stuck and not stalled_out and len(results) == args.n,
         "workdir": str(work),
     }
     return report
@@ -171,6 +213,10 @@ def main() -> int:
     parser.add_argument("--kill-min", type=float, default=0.5)
     parser.add_argument("--kill-max", type=float, default=2.5)
     parser.add_argument("--workdir", default=None)
+    parser.add_argument(
+        "--stall-s", type=float, default=240.0,
+        help="stop and report when no work is seen done for this long",
+    )  # fmt: skip
     parser.add_argument(
         "--service-cmd",
         default=DEFAULT_SERVICE_CMD,

@@ -131,6 +131,7 @@ class Run:
                 answer: dict[str, Any] = response.json()
                 conv.sent.append(text)
                 conv.acked.append((answer["turn_index"], text))
+                self.service.advanced()
                 conv.key_facts += [
                     (f["key"], f["value"]) for f in answer["key_facts"] if f["is_key_fact"]
                 ]

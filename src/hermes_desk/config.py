@@ -205,6 +205,12 @@ class ActionSettings(_Section):
         600.0, gt=0, description="a proposal the agent has not decided by then expires"
     )
     expiry_interval_s: float = Field(15.0, gt=0, description="how often expired ones are swept")
+    resume_after_s: float = Field(
+        60.0,
+        gt=0,
+        description="an approved write still under way this long after the approval (a crash, "
+        "a lost worker) runs again, with its idempotency key; longer than any tool call",
+    )
     store: Literal["sqlite", "memory", "redis"] = Field(
         "sqlite", description="proposals: sqlite (data folder) | memory | redis"
     )

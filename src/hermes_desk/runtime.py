@@ -158,6 +158,8 @@ class Runtime:
         resumed = await self.workflows.recover()
         if resumed:
             _logger.info("resumed %d workflows", len(resumed))
+        # An approval recorded just before a crash: its workflow hears of it now.
+        await self.actions.resume_executing()
 
     async def _mcp_retry(self, source: Any) -> None:
         """A server that was down at start is listed again until its tools are in."""

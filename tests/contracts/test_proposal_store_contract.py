@@ -131,3 +131,16 @@ async def test_ping_answers_and_aclose_is_idempotent(store: Any) -> None:
     assert await store.add(_proposal("act_1"))
     await store.aclose()
     await store.aclose()  # a second close does nothing (and neither does the fixture's)
+
+
+async def test_executing_lists_approvals_under_way_oldest_decision_first(store: Any) -> None:
+    for pid in ("act_late", "act_early", "act_done", "act_open"):
+        await store.add(_proposal(pid))
+    for pid, decided in (("act_late", 20.0), ("act_early", 10.0), ("act_done", 5.0)):
+        running = replace(_proposal(pid), status="executing", agent_id="a", decided_at=decided)
+        assert await store.replace(running, expected="proposed")
+    done = replace(_proposal("act_done"), status="executed", decided_at=5.0, executed_at=6.0)
+    assert await store.replace(done, expected="executing")
+    assert [p.id for p in await store.executing()] == ["act_early", "act_late"]
+    assert [p.id for p in await store.executing(limit=1)] == ["act_early"]
+    assert [p.id for p in await store.due(10_000.0)] == ["act_open"], "no longer pending"

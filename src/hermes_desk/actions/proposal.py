@@ -5,13 +5,16 @@ A customer's words never execute a write. The turn (or a workflow step, or an MC
 language. The agent approves it (possibly with edited arguments), rejects it with a reason, or
 lets it expire. Statuses move one way only::
 
-    proposed ─┬─ approved ─┬─ executed
-              │            └─ failed
-              ├─ rejected
+    proposed ─┬─ executing ─┬─ executed
+              │             ├─ failed
+              │             └─ approved   (a workflow's write: handed to the workflow, whose
+              ├─ rejected                  own record tells the end)
               └─ expired
 
-Every move is a compare-and-set on the stored status, so approving twice (or from two workers)
-executes once.
+``executing`` is the agent's approval recorded while the write (or the hand-over to the
+workflow) is under way: its arguments stay clear until then, so a write approved just before a
+crash is carried out after the restart, with the same idempotency key. Every move is a
+compare-and-set on the stored status, so approving twice (or from two workers) executes once.
 """
 
 from __future__ import annotations
@@ -23,10 +26,14 @@ from hermes_desk.events import mask_fields
 
 __all__ = ["DECIDED", "Proposal", "ProposalStatus"]
 
-ProposalStatus = Literal["proposed", "approved", "rejected", "expired", "executed", "failed"]
+ProposalStatus = Literal[
+    "proposed", "executing", "approved", "rejected", "expired", "executed", "failed"
+]
 
 #: Statuses after the agent's (or the clock's) decision.
-DECIDED: frozenset[str] = frozenset({"approved", "rejected", "expired", "executed", "failed"})
+DECIDED: frozenset[str] = frozenset(
+    {"executing", "approved", "rejected", "expired", "executed", "failed"}
+)
 
 
 @dataclass(slots=True)

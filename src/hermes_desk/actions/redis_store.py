@@ -1,6 +1,7 @@
-"""Proposals in Redis, for several workers: a hash per proposal, a sorted set per session and one
-of pending expiries. A status change is one Lua script comparing the stored status, so two
-workers approving at once cannot both win. The client and its error translation are the shared
+"""Proposals in Redis, for several workers: a hash per proposal, a sorted set per session, one
+of pending expiries and one of approvals whose write is under way (by decision time). A status
+change is one Lua script comparing the stored status, so two workers approving at once cannot
+both win. The client and its error translation are the shared
 :class:`~hermes_desk.storage.redis.RedisConnection`.
 """
 
@@ -27,12 +28,18 @@ end
 return 1
 """
 
-# KEYS: proposal hash, pending zset. ARGV: expected status, new status, data, id.
+# KEYS: proposal hash, pending zset, executing zset. ARGV: expected status, new status, data,
+# id, decided at.
 _REPLACE = """
 local cur = redis.call('HGET', KEYS[1], 'status')
 if cur ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'status', ARGV[2], 'data', ARGV[3])
 if ARGV[2] ~= 'proposed' then redis.call('ZREM', KEYS[2], ARGV[4]) end
+if ARGV[2] == 'executing' then
+  redis.call('ZADD', KEYS[3], ARGV[5], ARGV[4])
+else
+  redis.call('ZREM', KEYS[3], ARGV[4])
+end
 return 1
 """
 
@@ -61,6 +68,10 @@ class RedisProposalStore:
     def _pending_key(self) -> str:
         return f"{self._prefix}act-pending"
 
+    @property
+    def _executing_key(self) -> str:
+        return f"{self._prefix}act-executing"
+
     async def add(self, proposal: Proposal) -> bool:
         data = json.dumps(proposal.to_dict(), ensure_ascii=False)
         session_key = self._session_key(proposal.session_id) if proposal.session_id else ""
@@ -75,8 +86,8 @@ class RedisProposalStore:
 
     async def replace(self, proposal: Proposal, *, expected: ProposalStatus) -> bool:
         data = json.dumps(proposal.to_dict(), ensure_ascii=False)
-        keys = [self._key(proposal.id), self._pending_key]
-        args = [expected, proposal.status, data, proposal.id]
+        keys = [self._key(proposal.id), self._pending_key, self._executing_key]
+        args = [expected, proposal.status, data, proposal.id, repr(proposal.decided_at or 0.0)]
         return int(await self._call(self._replace(keys=keys, args=args))) == 1
 
     async def for_session(self, session_id: str) -> list[Proposal]:
@@ -88,6 +99,10 @@ class RedisProposalStore:
             self._client.zrangebyscore(self._pending_key, "-inf", now, start=0, num=limit)
         )
         return [p for p in await self._many(ids) if p.pending]
+
+    async def executing(self, limit: int = 100) -> list[Proposal]:
+        ids = await self._call(self._client.zrange(self._executing_key, 0, limit - 1))
+        return [p for p in await self._many(ids) if p.status == "executing"]
 
     async def _many(self, ids: list[str]) -> list[Proposal]:
         if not ids:

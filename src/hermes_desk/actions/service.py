@@ -141,7 +141,7 @@ class ActionService:
         if request is None:
             return None
         topic = _workflow_topic(request)
-        return await self.propose(
+        proposal = await self.propose(
             tenant=request.tenant,
             user=request.user,
             session_id=request.session_id,
@@ -155,6 +155,10 @@ class ActionService:
             # One proposal per wait, whichever worker or request gets there first.
             proposal_id=f"act_{digest(topic)}",
         )
+        if proposal.status == "executing":
+            # Approved, but a crash came before the workflow heard of it: tell it now.
+            return await self._execute(proposal)
+        return proposal
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -199,13 +203,14 @@ class ActionService:
             self._check_edit(proposal, chosen)
         approved = replace(
             proposal,
-            status="approved",
+            status="executing",
             agent_id=agent_id,
             decided_at=self.clock.now(),
             executed_arguments=chosen,
         )
-        # Stored masked: the write runs with the clear arguments held here, not read back.
-        if not await self.store.replace(self._settled(approved), expected="proposed"):
+        # Kept clear until the write ends (masked then): a crash in between leaves what the
+        # restart needs to carry it out.
+        if not await self.store.replace(approved, expected="proposed"):
             raise ConflictError(
                 f"proposal {proposal_id} was decided meanwhile", status=await self._status(approved)
             )
@@ -254,12 +259,30 @@ class ActionService:
                 expired += 1
         return expired
 
+    async def resume_executing(self, limit: int = 100) -> int:
+        """Carry out the approvals a crash or a lost worker left under way. A workflow's is handed
+        to it at once (it takes a decision once); a plain write runs again, with its idempotency
+        key, once its approval is ``resume_after_s`` old, so a write still running on another
+        worker is never raced. Returns how many this call carried out."""
+        cutoff = self.clock.now() - self.settings.resume_after_s
+        resumed = 0
+        for proposal in await self.store.executing(limit):
+            if proposal.workflow_id is None and (proposal.decided_at or 0.0) > cutoff:
+                continue
+            with anyio.CancelScope(shield=True):
+                done = await self._execute(proposal)
+            _logger.info("approved write %s resumed: %s", done.id, done.status)
+            resumed += 1
+        return resumed
+
     async def run_expiry(self) -> None:
-        """Background job: expire what is due every ``expiry_interval_s``."""
+        """Background job, every ``expiry_interval_s``: expire what is due and carry out the
+        approvals left under way."""
         while True:
             await anyio.sleep(self.settings.expiry_interval_s)
             try:
                 await self.expire_due()
+                await self.resume_executing()
             except Exception:  # a store outage must not end the job; the next round retries
                 _logger.exception("proposal expiry failed")
 
@@ -275,45 +298,60 @@ class ActionService:
         return expired
 
     async def _execute(self, approved: Proposal) -> Proposal:
+        """Carry out an ``executing`` proposal to its end: hand it to its workflow, or run the
+        write with the proposal id as idempotency key. Doing it twice (a resume after a crash)
+        changes nothing more: the workflow takes a decision once, the backend a key once."""
         arguments = dict(approved.executed_arguments or approved.arguments)
         if approved.workflow_id is not None and approved.step is not None:
             view = await self._tell_workflow(approved, "approved", arguments=arguments)
-            # The workflow may move on to its next write: that one is proposed in turn.
-            why = {k: v for k, v in approved.why.items() if k not in ("workflow", "step")}
-            await self.propose_for_workflow(view, language=approved.language, why=why)
             record = (
                 next((s for s in view.steps if s.name == approved.step), None) if view else None
             )
             if record is None or record.status in ("pending", "running", "waiting_input"):
-                return approved  # still running: the workflow's own record tells the end
-            ok = record.status == "succeeded"
-            result_status = record.status
-            result: Any = record.output or {"error": record.error}
-        else:
-            outcome = await self.tools.execute(
-                {"name": approved.tool, "arguments": arguments},
+                # Handed over: the workflow's own record tells the end.
+                done = self._settled(approved, status="approved")
+            else:
+                done = self._settled(
+                    approved,
+                    status="executed" if record.status == "succeeded" else "failed",
+                    executed_at=self.clock.now(),
+                    result_status=record.status,
+                    result=record.output or {"error": record.error},
+                )
+            settled = await self._settle_execution(done)
+            # The workflow may move on to its next write: that one is proposed in turn.
+            why = {k: v for k, v in approved.why.items() if k not in ("workflow", "step")}
+            await self.propose_for_workflow(view, language=approved.language, why=why)
+            return settled
+        outcome = await self.tools.execute(
+            {"name": approved.tool, "arguments": arguments},
+            request_id=approved.session_id or approved.id,
+            allowed_tools=None,  # the agent approved this very call
+            context=CallContext(
                 request_id=approved.session_id or approved.id,
-                allowed_tools=None,  # the agent approved this very call
-                context=CallContext(
-                    request_id=approved.session_id or approved.id,
-                    idempotency_key=approved.id,
-                    customer=approved.user,
-                    tenant=approved.tenant,
-                ),
-            )
-            ok = outcome.ok
-            result_status = outcome.status.value
-            result = outcome.result if outcome.answered else None
-        done = self._settled(
-            approved,
-            status="executed" if ok else "failed",
-            executed_at=self.clock.now(),
-            result_status=result_status,
-            result=result,
+                idempotency_key=approved.id,
+                customer=approved.user,
+                tenant=approved.tenant,
+            ),
         )
-        if not await self.store.replace(done, expected="approved"):
-            return await self.store.get(approved.id) or done
-        self._emit("action.executed", done, ok=ok, result_status=result_status)
+        return await self._settle_execution(
+            self._settled(
+                approved,
+                status="executed" if outcome.ok else "failed",
+                executed_at=self.clock.now(),
+                result_status=outcome.status.value,
+                result=outcome.result if outcome.answered else None,
+            )
+        )
+
+    async def _settle_execution(self, done: Proposal) -> Proposal:
+        if not await self.store.replace(done, expected="executing"):
+            return await self.store.get(done.id) or done  # carried out meanwhile (a resume)
+        if done.status != "approved":
+            self._emit(
+                "action.executed", done, ok=done.status == "executed",
+                result_status=done.result_status,
+            )  # fmt: skip
         return done
 
     async def _tell_workflow(

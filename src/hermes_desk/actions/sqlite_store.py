@@ -100,6 +100,16 @@ class SqliteProposalStore:
         )
         return _proposals(rows)
 
+    async def executing(self, limit: int = 100) -> list[Proposal]:
+        rows = await self._db.run(
+            lambda conn: conn.execute(
+                "SELECT data FROM proposals WHERE status = 'executing' "
+                "ORDER BY json_extract(data, '$.decided_at') LIMIT ?",
+                (limit,),
+            ).fetchall()
+        )
+        return _proposals(rows)
+
     async def ping(self) -> None:
         await self._db.ping()
 

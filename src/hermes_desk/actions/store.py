@@ -41,6 +41,11 @@ class ProposalStore(Protocol):
         """Pending proposals whose ``expires_at`` is at or before ``now``."""
         ...
 
+    async def executing(self, limit: int = 100) -> list[Proposal]:
+        """Approved proposals whose write (or hand-over to a workflow) has not ended yet,
+        oldest decision first: after a crash, the ones to carry out."""
+        ...
+
     async def ping(self) -> None:
         """Return when the backend answers; raise (``BackendUnavailableError`` …) otherwise."""
         ...
@@ -83,6 +88,11 @@ class MemoryProposalStore:
     async def due(self, now: float, limit: int = 100) -> list[Proposal]:
         found = [Proposal.from_dict(dict(d)) for d in self._items.values()]
         return [p for p in found if p.pending and p.expires_at <= now][:limit]
+
+    async def executing(self, limit: int = 100) -> list[Proposal]:
+        found = [Proposal.from_dict(dict(d)) for d in self._items.values()]
+        running = [p for p in found if p.status == "executing"]
+        return sorted(running, key=lambda p: p.decided_at or 0.0)[:limit]
 
     async def ping(self) -> None:
         """Always answers: the proposals are in this process."""

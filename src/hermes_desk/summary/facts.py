@@ -34,6 +34,7 @@ _SLOT_NAMES: dict[str, dict[str, str]] = {
 }
 _STATUS_NAMES: dict[str, dict[str, str]] = {
     "proposed": {"zh": "待批准", "en": "awaiting approval"},
+    "executing": {"zh": "已批准，执行中", "en": "approved, running"},
     "approved": {"zh": "已批准", "en": "approved"},
     "executed": {"zh": "已执行", "en": "executed"},
     "failed": {"zh": "执行失败", "en": "failed"},
