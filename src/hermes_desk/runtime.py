@@ -23,6 +23,7 @@ from hermes_desk.assist import Assistant, Responder
 from hermes_desk.clock import Clock, SystemClock
 from hermes_desk.compliance import ComplianceChecker
 from hermes_desk.config import Settings
+from hermes_desk.errors import BackendUnavailableError
 from hermes_desk.events import Event, FanoutSink, LoggingSink, MemorySink, TurnCollector
 from hermes_desk.feedback import SuggestionFeedback, SuggestionMetrics, build_feedback_store
 from hermes_desk.llm.messages import ResponderInput
@@ -158,8 +159,12 @@ class Runtime:
         resumed = await self.workflows.recover()
         if resumed:
             _logger.info("resumed %d workflows", len(resumed))
-        # An approval recorded just before a crash: its workflow hears of it now.
-        await self.actions.resume_executing()
+        # An approval recorded just before a crash: its workflow hears of it now (or, with the
+        # proposal store down at start, in the sweep once it is back: /readyz names it meanwhile).
+        try:
+            await self.actions.resume_executing()
+        except BackendUnavailableError as exc:
+            _logger.warning("approvals under way not resumed at start: %s", exc)
 
     async def _mcp_retry(self, source: Any) -> None:
         """A server that was down at start is listed again until its tools are in."""
