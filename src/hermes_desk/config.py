@@ -112,6 +112,12 @@ class SessionSettings(_Section):
         "memory (lost on exit: tests) | redis (several workers)",
     )
     redis_url: str = "redis://127.0.0.1:6379/0"
+    archive: Literal["sqlite", "postgres"] = Field(
+        "sqlite",
+        description="closed sessions: sqlite (the service's database) | postgres (several "
+        "machines: any worker reads any archive)",
+    )
+    archive_postgres_dsn: str = "postgresql://127.0.0.1:5432/test"
     idle_ttl_s: float = Field(15 * 60, gt=0, description="idle expiry (article: 15 min)")
     sweep_interval_s: float = Field(60, gt=0, description="how often expired sessions are swept")
     user_hash_key: str = Field("", description="when set, session ids carry a keyed user hash")

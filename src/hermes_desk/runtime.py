@@ -50,8 +50,8 @@ from hermes_desk.sentiment import (
 from hermes_desk.sessions import (
     Session,
     SessionManager,
-    SqliteSessionArchive,
     Turn,
+    build_session_archive,
     build_session_store,
 )
 from hermes_desk.storage import SqliteDatabase
@@ -183,7 +183,8 @@ class Runtime:
                 _logger.exception("memory decay sweep failed")
 
     def stores(self) -> dict[str, _Pingable]:
-        """Every store the service uses, by name: session, breaker, snapshot, proposal, memory."""
+        """Every store the service uses, by name: session, breaker, snapshot, proposal, memory,
+        feedback and the session archive."""
         return {
             "session": self.sessions.store,
             "breaker": self.tools.store,
@@ -191,6 +192,7 @@ class Runtime:
             "proposal": self.actions.store,
             "memory": self.memory.store,
             "feedback": self.feedback.store,
+            **({"archive": self.sessions.archive} if self.sessions.archive is not None else {}),
         }
 
     async def check_stores(self, *, timeout_s: float = _PING_TIMEOUT_S) -> dict[str, str | None]:
@@ -224,6 +226,8 @@ class Runtime:
         await self.workflows.store.aclose()
         await self.tools.aclose()
         await self.sessions.aclose()
+        if self.sessions.archive is not None:
+            await self.sessions.archive.aclose()
         await self.memory.close()
         await self.actions.store.aclose()
         await self.feedback.store.aclose()
@@ -340,7 +344,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
     )
     database = SqliteDatabase(settings.database_path)
 
-    archive = SqliteSessionArchive(database, masking=masking)
+    archive = build_session_archive(settings.sessions, database=database, masking=masking)
     sessions = SessionManager(
         build_session_store(settings.sessions, data_dir=data_dir, clock=clock),
         settings.sessions,

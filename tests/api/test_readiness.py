@@ -1,5 +1,5 @@
 """``/readyz`` pings every configured store (session, breaker, snapshot, proposal, memory,
-feedback): 200 listing them when all answer, 503 with a JSON body naming each one that does not."""
+feedback, archive): 200 listing them when all answer, 503 with a JSON body naming each one that does not."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hermes_desk.api.app import create_app
 from hermes_desk.config import Settings
 from hermes_desk.testing.servers import serve_in_thread
 
-STORES = ["session", "breaker", "snapshot", "proposal", "memory", "feedback"]
+STORES = ["session", "breaker", "snapshot", "proposal", "memory", "feedback", "archive"]
 #: Nothing listens on port 1: a connection there is refused at once.
 DOWN_REDIS = "redis://127.0.0.1:1/0"
 DOWN_POSTGRES = "postgresql://127.0.0.1:1/test?connect_timeout=1"
@@ -68,7 +68,7 @@ def test_not_ready_names_every_store_that_is_down(tmp_path: Path) -> None:
     redis = {"store": "redis", "redis_url": DOWN_REDIS}
     settings = _settings(
         tmp_path,
-        sessions=redis,
+        sessions={**redis, "archive": "postgres", "archive_postgres_dsn": DOWN_POSTGRES},
         tools={"breaker": redis},
         actions=redis,
         feedback=redis,
@@ -76,7 +76,7 @@ def test_not_ready_names_every_store_that_is_down(tmp_path: Path) -> None:
     )
     [ready] = _readyz(settings)
     assert ready.status_code == 503
-    down = {"session", "breaker", "proposal", "memory", "feedback"}
+    down = {"session", "breaker", "proposal", "memory", "feedback", "archive"}
     assert set(ready.json()["error"]["stores"]) == down
 
 
@@ -88,7 +88,7 @@ def test_ready_when_every_shared_store_answers(
     redis = {"store": "redis", "redis_url": redis_url}
     settings = _settings(
         tmp_path,
-        sessions=redis,
+        sessions={**redis, "archive": "postgres", "archive_postgres_dsn": postgres_dsn},
         tools={"breaker": redis},
         workflows={"snapshot_store": "redis", "redis_url": redis_url},
         actions=redis,

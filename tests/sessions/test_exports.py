@@ -30,6 +30,7 @@ def test_exported_members() -> None:
         "TrimResult",
         "TrimWeights",
         "Turn",
+        "build_session_archive",
         "build_session_store",
         "build_token_counter",
         "build_trimmer",

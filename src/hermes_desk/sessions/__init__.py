@@ -9,7 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hermes_desk.config import SessionSettings
-from hermes_desk.sessions.archive import SessionArchive, SqliteSessionArchive, summarize
+from hermes_desk.sessions.archive import (
+    SessionArchive,
+    SqliteSessionArchive,
+    build_session_archive,
+    summarize,
+)
 from hermes_desk.sessions.manager import DestroyHook, DestroyReason, SessionManager
 from hermes_desk.sessions.session import Role, Session, SessionStatus, Turn, turn_key
 from hermes_desk.sessions.sqlite_store import SqliteSessionStore
@@ -51,6 +56,7 @@ __all__ = [
     "TrimResult",
     "TrimWeights",
     "Turn",
+    "build_session_archive",
     "build_session_store",
     "build_token_counter",
     "build_trimmer",

@@ -20,14 +20,25 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from hermes_desk.config import SessionSettings
 from hermes_desk.masking import Masking
 from hermes_desk.sessions.session import Session, Turn
 from hermes_desk.storage import Migration, SqliteDatabase, apply_migrations
 
-__all__ = ["MIGRATIONS", "SessionArchive", "SqliteSessionArchive", "summarize"]
+__all__ = [
+    "MIGRATIONS",
+    "SessionArchive",
+    "SqliteSessionArchive",
+    "archive_insert",
+    "archive_row",
+    "build_session_archive",
+    "record_of",
+    "session_of",
+    "summarize",
+]
 
 MIGRATIONS: Sequence[Migration] = (
     Migration(
@@ -96,6 +107,26 @@ class SessionArchive(Protocol):
         """Replace the archived summary (the after-contact summary, once written or confirmed)."""
         ...
 
+    async def ping(self) -> None:
+        """Return when the backend answers; raise (``BackendUnavailableError`` …) otherwise."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what the archive holds. Idempotent."""
+        ...
+
+
+def build_session_archive(
+    settings: SessionSettings, *, database: SqliteDatabase, masking: Masking
+) -> SessionArchive:
+    """The archive ``settings.archive`` names: the service's SQLite database (default) or
+    PostgreSQL (several workers on several machines)."""
+    if settings.archive == "postgres":
+        from hermes_desk.sessions.postgres_archive import PostgresSessionArchive
+
+        return PostgresSessionArchive(settings.archive_postgres_dsn, masking=masking)
+    return SqliteSessionArchive(database, masking=masking)
+
 
 def summarize(session: Session, *, max_chars: int = 280) -> str:
     """A deterministic extractive summary: turn counts, the dialogue state, first and last ask."""
@@ -116,6 +147,46 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+def archive_row(
+    session: Session, reason: str, ended_at: float, pending: bool, masking: Masking
+) -> tuple[Any, ...]:
+    """The archive row of ``session``, masked, in the columns of :func:`archive_insert`."""
+    mask = masking.for_tenant(session.tenant)
+    return (
+        session.id,
+        session.tenant,
+        session.user,
+        session.created_at,
+        ended_at,
+        reason,
+        len(session.turns),
+        _dumps(mask.data([t.to_dict() for t in session.turns])),
+        _dumps(mask.data(session.slots)),
+        _dumps(mask.data(session.short_term)),
+        mask.text(session.summary or summarize(session)),
+        0 if pending else 1,
+    )
+
+
+def archive_insert(placeholder: str, pending: bool) -> str:
+    """The idempotent insert, for SQLite (``?``) and PostgreSQL (``%s``): the first settled
+    archive of a session wins; a pending row is replaced by a later pending write."""
+    on_conflict = (
+        "DO UPDATE SET ended_at = excluded.ended_at, reason = excluded.reason,"
+        " turn_count = excluded.turn_count, transcript = excluded.transcript,"
+        " slots = excluded.slots, short_term = excluded.short_term,"
+        " summary = excluded.summary WHERE session_archive.hooks_done = 0"
+        if pending
+        else "DO NOTHING"
+    )
+    values = ", ".join([placeholder] * 12)
+    return (
+        "INSERT INTO session_archive (session_id, tenant, user_id, created_at, ended_at,"
+        " reason, turn_count, transcript, slots, short_term, summary, hooks_done)"
+        f" VALUES ({values}) ON CONFLICT (session_id) {on_conflict}"
+    )
+
+
 class SqliteSessionArchive:
     """The archive in the service's SQLite database (migrations namespace ``sessions``)."""
 
@@ -127,38 +198,10 @@ class SqliteSessionArchive:
     async def archive(
         self, session: Session, reason: str, *, ended_at: float, pending: bool = False
     ) -> bool:
-        mask = self._masking.for_tenant(session.tenant)
-        row = (
-            session.id,
-            session.tenant,
-            session.user,
-            session.created_at,
-            ended_at,
-            reason,
-            len(session.turns),
-            _dumps(mask.data([t.to_dict() for t in session.turns])),
-            _dumps(mask.data(session.slots)),
-            _dumps(mask.data(session.short_term)),
-            mask.text(session.summary or summarize(session)),
-            0 if pending else 1,
-        )
-        on_conflict = (
-            "DO UPDATE SET ended_at = excluded.ended_at, reason = excluded.reason,"
-            " turn_count = excluded.turn_count, transcript = excluded.transcript,"
-            " slots = excluded.slots, short_term = excluded.short_term,"
-            " summary = excluded.summary WHERE session_archive.hooks_done = 0"
-            if pending
-            else "DO NOTHING"
-        )
+        row = archive_row(session, reason, ended_at, pending, self._masking)
 
         def write(conn: sqlite3.Connection) -> bool:
-            cursor = conn.execute(
-                "INSERT INTO session_archive (session_id, tenant, user_id, created_at, ended_at,"
-                " reason, turn_count, transcript, slots, short_term, summary, hooks_done)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                f" ON CONFLICT (session_id) {on_conflict}",
-                row,
-            )
+            cursor = conn.execute(archive_insert("?", pending), row)
             return cursor.rowcount == 1
 
         return await self._db.run(write, transaction=True)
@@ -186,7 +229,7 @@ class SqliteSessionArchive:
                 "SELECT * FROM session_archive WHERE hooks_done = 0 ORDER BY ended_at LIMIT ?",
                 (limit,),
             ).fetchall()
-            return [(_session(row), str(row["reason"])) for row in rows]
+            return [(session_of(row), str(row["reason"])) for row in rows]
 
         return await self._db.run(read)
 
@@ -196,7 +239,7 @@ class SqliteSessionArchive:
                 "SELECT * FROM session_archive WHERE session_id = ? AND tenant = ? AND user_id = ?",
                 (session_id, tenant, user),
             ).fetchone()
-            return _record(found, full=True) if found is not None else None
+            return record_of(found, full=True) if found is not None else None
 
         return await self._db.run(read)
 
@@ -207,7 +250,7 @@ class SqliteSessionArchive:
                 " ORDER BY ended_at DESC LIMIT ?",
                 (tenant, user, limit),
             ).fetchall()
-            return [_record(row, full=False) for row in rows]
+            return [record_of(row, full=False) for row in rows]
 
         return await self._db.run(read)
 
@@ -217,7 +260,7 @@ class SqliteSessionArchive:
                 "SELECT * FROM session_archive WHERE session_id = ? AND tenant = ? AND user_id = ?",
                 (session_id, tenant, user),
             ).fetchone()
-            return _session(found) if found is not None else None
+            return session_of(found) if found is not None else None
 
         return await self._db.run(read)
 
@@ -238,8 +281,15 @@ class SqliteSessionArchive:
         summary = self._masking.for_tenant(str(tenant["tenant"])).text(summary)
         await self._db.run(write, transaction=True)
 
+    async def ping(self) -> None:
+        await self._db.ping()
 
-def _record(row: sqlite3.Row, *, full: bool) -> dict[str, Any]:
+    async def aclose(self) -> None:
+        """Nothing to release: the database is the service's, closed with it."""
+
+
+def record_of(row: Mapping[str, Any] | sqlite3.Row, *, full: bool) -> dict[str, Any]:
+    """An archive row as the API shows it (transcript and short-term facts when ``full``)."""
     record: dict[str, Any] = {
         "session_id": row["session_id"],
         "tenant": row["tenant"],
@@ -257,7 +307,7 @@ def _record(row: sqlite3.Row, *, full: bool) -> dict[str, Any]:
     return record
 
 
-def _session(row: sqlite3.Row) -> Session:
+def session_of(row: Mapping[str, Any] | sqlite3.Row) -> Session:
     """The session as it ended, from its archive row."""
     return Session(
         id=row["session_id"],
