@@ -210,16 +210,26 @@ async def test_hermes_desk_mcp_serve_over_stdio() -> None:
         assert refused.is_error  # validated before any backend call
 
 
-async def test_mcp_serve_publishes_writes_when_configured_and_refuses_to_run_them() -> None:
-    env = {**os.environ, "HERMES_MCP__PUBLISH_WRITES": "true"}
+async def test_mcp_serve_publishes_writes_when_configured_and_only_proposes_them(
+    tmp_path: Path,
+) -> None:
+    env = {
+        **os.environ,
+        "HERMES_MCP__PUBLISH_WRITES": "true",
+        "HERMES_SERVICE__DATA_DIR": str(tmp_path),
+    }
     params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp", "serve"], env=env)
     async with Client(params, read_timeout_seconds=60) as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
         assert _hints(listed["create_return"]) == (False, False, True)  # de-duplicated by key
         assert _hints(listed["get_order"]) == (True, False, True)
         ret = {"order_id": "202405181001", "reason": "尺码不合适", "user_id": "u1001"}
-        refused = await client.call_tool("create_return", ret)
-        assert refused.is_error and "approval" in refused.content[0].text
+        proposed = await client.call_tool("create_return", ret)
+    assert not proposed.is_error
+    assert proposed.structured_content is not None
+    assert proposed.structured_content["status"] == "pending"
+    assert "approval" in proposed.structured_content["message"]
+    assert (tmp_path / "actions.db").exists(), "kept in the service's own proposal store"
 
 
 @pytest.fixture

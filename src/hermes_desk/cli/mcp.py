@@ -11,6 +11,7 @@ from hermes_desk.cli.settings_option import load_settings
 from hermes_desk.config import Settings
 
 if TYPE_CHECKING:
+    from hermes_desk.tools.executor import ToolExecutor
     from hermes_desk.tools.mcp_server import NotesLookup, ProposeWrite
 
 __all__ = ["app", "build_server"]
@@ -38,21 +39,56 @@ def _notes_lookup(settings: Settings, pack_dir: Path) -> NotesLookup:
     return notes
 
 
-def _proposals(settings: Settings) -> ProposeWrite | None:
-    """What a published write tool's call does: records a proposal for a human agent.
+def _proposals(settings: Settings, executor: ToolExecutor, language: str) -> ProposeWrite:
+    """What a published write tool's call does: records a proposal in the service's proposal
+    store (the data folder's SQLite, or Redis), where an agent approves or rejects it
+    (``POST /v1/proposals/{id}/approve``); the write itself never runs here."""
+    from hermes_desk.actions import ActionService, build_proposal_store
+    from hermes_desk.clock import SystemClock
+    from hermes_desk.events import LoggingSink
+    from hermes_desk.masking import Masking
 
-    ``None`` for now: with ``mcp.publish_writes`` on, such calls are refused (nothing is done)
-    until the proposal service is wired in here.
-    """
-    return None
+    services: list[ActionService] = []
+
+    async def propose(tenant: str, user_id: str, tool: str, arguments: dict[str, Any]) -> Any:
+        if not services:  # opened on first use, in the MCP server's own event loop
+            store = build_proposal_store(settings.actions, data_dir=settings.service.data_dir)
+            services.append(
+                ActionService(
+                    store=store,
+                    tools=executor,
+                    workflows=None,
+                    settings=settings.actions,
+                    clock=SystemClock(),
+                    events=LoggingSink(),
+                    masking=Masking(settings.privacy),
+                )
+            )
+        proposal = await services[0].propose(
+            tenant=tenant,
+            user=user_id,
+            session_id=None,
+            tool=tool,
+            arguments=arguments,
+            why={"rule": "an MCP client called a write tool"},
+            language=language,
+        )
+        return {
+            "proposal_id": proposal.id,
+            "status": "pending",
+            "explanation": proposal.explanation,
+            "expires_at": proposal.expires_at,
+            "message": "waiting for a human agent's approval; nothing has been done yet",
+        }
+
+    return propose
 
 
-def build_server(
-    settings: Settings, pack: str | None = None, *, propose: ProposeWrite | None = None
-) -> Any:
+def build_server(settings: Settings, pack: str | None = None) -> Any:
     """The MCP server of ``serve``: the pack's tools through an executor, the notes look-up,
-    writes published when ``settings.mcp.publish_writes`` and proposed through ``propose``."""
+    writes published when ``settings.mcp.publish_writes`` and proposed to an agent."""
     import httpx
+    import yaml
 
     from hermes_desk.packs.loader import bundled_pack_path
     from hermes_desk.tools.assembly import load_pack_tools
@@ -70,11 +106,13 @@ def build_server(
     executor = ToolExecutor(
         registry, settings=settings.tools, store=build_breaker_store(settings.tools.breaker)
     )
+    manifest = yaml.safe_load((pack_dir / "pack.yaml").read_text(encoding="utf-8")) or {}
+    language = str((manifest.get("languages") or ["zh"])[0])
     return build_mcp_server(
         executor,
         notes=_notes_lookup(settings, pack_dir),
         publish_writes=settings.mcp.publish_writes,
-        propose=propose,
+        propose=_proposals(settings, executor, language),
     )
 
 
@@ -99,7 +137,7 @@ def serve(
         typer.echo("error: --transport is stdio or http", err=True)
         raise typer.Exit(2)
     settings = load_settings(config)
-    server = build_server(settings, pack, propose=_proposals(settings))
+    server = build_server(settings, pack)
     mode: Literal["stdio", "streamable-http"] = (
         "stdio" if transport == "stdio" else ("streamable-http")
     )
