@@ -166,6 +166,25 @@ def test_the_same_request_again_continues_or_restarts_the_waiting_workflow(
     assert changed.workflow.inputs == other
 
 
+def test_another_phone_said_in_passing_does_not_restart_the_waiting_reset(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    waiting = _waiting("sms_code")
+    phone, other = {"phone": "13800138000"}, {"phone": "13912345678"}
+    in_passing = decide(
+        reading(pack, "password_reset", "我以前用的是13912345678，早就不用了", slots=other,
+                waiting=waiting, previous_slots=phone, carried=True),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert in_passing.workflow is not None and in_passing.workflow.kind == "show"
+    asked_about = decide(
+        reading(pack, "password_reset", "13912345678这个号也能收到验证码吗？", slots=other,
+                waiting=waiting, previous_slots=phone, act="question"),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert asked_about.workflow is not None and asked_about.workflow.kind == "show"
+
+
 def test_a_carried_question_without_its_record_is_answered_from_the_knowledge_base(
     pack: Pack, tools: dict[str, ToolSpec]
 ) -> None:

@@ -91,6 +91,17 @@ def test_asking_for_a_new_code_restarts_the_reset(service: Service) -> None:
     assert verified["workflow"]["waiting_for"] == "approval:reset_password"
 
 
+def test_another_phone_said_in_passing_leaves_the_reset_on_its_own(service: Service) -> None:
+    sid, first = start_reset(service)
+    sent = sms_request(service)
+    aside = service.turn(sid, "u1001", "我以前那个号码13912345678早就停用了")
+    assert aside["tool_calls"] == [] and sms_request(service) == sent, "no new code, no new run"
+    still = workflow(service, first["workflow"]["id"])
+    assert still["status"] == "waiting_input" and still["waiting_for"] == "sms_code"
+    verified = service.turn(sid, "u1001", f"验证码是{code(service)}")
+    assert verified["workflow"]["id"] == first["workflow"]["id"], "the first run takes its code"
+
+
 def _body(article_id: str) -> str:
     text = (KB / f"{article_id}.md").read_text(encoding="utf-8")
     return " ".join(text.split("\n", 1)[1].split())

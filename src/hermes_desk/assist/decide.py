@@ -42,6 +42,15 @@ _AGAIN = re.compile(
     r"|never\s+(?:got|received)|not\s+received",
     re.IGNORECASE,
 )
+#: A turn that asks to change what the waiting workflow runs with ("换个手机号", "use my new
+#: number"); without it, another phone in the turn was said in passing.
+_CHANGE = re.compile(
+    r"换(?:个|成|到|一个|用)?(?:新的?)?(?:手机|号|电话)|改(?:成|用|为|到)|用\s*\d{6,}|"
+    r"用(?:这个|新的?|另一个|另外一个|我的新)(?:手机|号|电话)|发到|"
+    r"instead|change\s+(?:it|my|the)?\s*(?:phone|number|mobile)?\s*to|switch\s+to|"
+    r"use\s+(?:this|my\s+new|my\s+other|another|the\s+other|a\s+different)|send\s+(?:it|the\s+code)\s+to",
+    re.IGNORECASE,
+)
 
 
 def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user: str) -> Plan:
@@ -140,11 +149,19 @@ def _asked_again(reading: Reading, pack: Pack, owner: str) -> Plan:
         if name in definition.inputs
         and not _same(waiting.inputs.get(name, reading.previous_slots.get(name)), value, name)
     }
-    if changed:
+    if changed and not reading.carried and _CHANGE.search(reading.text):
         return Plan(
             owner,
             "the same request with new details: the workflow starts again with them",
             workflow=WorkflowMove("restart", waiting.name, waiting.id, changed),
+        )
+    if changed:
+        # Another phone said in passing, or asked about ("这个号也能收到吗？"): the workflow
+        # keeps the details it runs with; only a request for it again changes them.
+        return Plan(
+            owner,
+            "new details said in passing: the waiting workflow continues with its own",
+            workflow=_show(waiting),
         )
     if _AGAIN.search(reading.text):
         return Plan(
