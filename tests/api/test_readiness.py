@@ -1,5 +1,6 @@
 """``/readyz`` pings every configured store (session, breaker, snapshot, proposal, memory,
-feedback, archive): 200 listing them when all answer, 503 with a JSON body naming each one that does not."""
+feedback, archive): 200 listing them when all answer, 503 with a JSON body naming each one that
+does not."""
 
 from __future__ import annotations
 

@@ -11,19 +11,20 @@ import httpx
 import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
+from tests.e2e.conftest import make_settings
 
 from demo_backend import create_app as create_backend
 from hermes_desk.api.app import create_app
 from hermes_desk.testing.servers import serve_in_thread
-from tests.e2e.conftest import make_settings
 
 pytestmark = pytest.mark.anyio
 
 CLI = [sys.executable, "-c", "from hermes_desk.cli.main import main; main()"]
 
 
-def _tickets_created(backend_url: str) -> list[dict[str, object]]:
-    entries = httpx.get(f"{backend_url}/_log").json()["entries"]
+async def _tickets_created(backend_url: str) -> list[dict[str, object]]:
+    async with httpx.AsyncClient() as client:
+        entries = (await client.get(f"{backend_url}/_log")).json()["entries"]
     return [e for e in entries if e["endpoint"] == "create_ticket" and e["outcome"] == "executed"]
 
 
@@ -50,23 +51,22 @@ async def test_a_client_write_waits_for_an_agent_then_runs_once(
         assert result is not None and result["status"] == "pending"
         assert "客户投诉快递员态度差" in result["explanation"]
         assert bad.is_error, "arguments are checked against the tool's schema before proposing"
-        assert _tickets_created(backend_url) == [], "nothing runs on a client's say-so"
+        assert await _tickets_created(backend_url) == [], "nothing runs on a client's say-so"
 
         settings = make_settings(tmp_path, backend_url)
-        with (
-            serve_in_thread(create_app(settings)) as url,
-            httpx.Client(base_url=url, timeout=30) as service,
-        ):
-            pid = result["proposal_id"]
-            other = service.get(f"/v1/proposals/{pid}", params={"user_id": "u1002"})
-            assert other.status_code == 404, "another customer's proposal is not found"
-            shown = service.get(f"/v1/proposals/{pid}", params={"user_id": "u1001"}).json()
-            assert shown["status"] == "proposed" and shown["tool"] == "create_ticket"
-            assert shown["session_id"] is None
-            done = service.post(
-                f"/v1/proposals/{pid}/approve", json={"user_id": "u1001", "agent_id": "agent-7"}
-            )
-            assert done.status_code == 200, done.text
-            assert done.json()["status"] == "executed"
-        [ticket] = _tickets_created(backend_url)
+        with serve_in_thread(create_app(settings)) as url:
+            async with httpx.AsyncClient(base_url=url, timeout=30) as service:
+                pid = result["proposal_id"]
+                mine, other = ({"user_id": "u1001"}, {"user_id": "u1002"})
+                hidden = await service.get(f"/v1/proposals/{pid}", params=other)
+                assert hidden.status_code == 404, "another customer's proposal is not found"
+                shown = (await service.get(f"/v1/proposals/{pid}", params=mine)).json()
+                assert shown["status"] == "proposed" and shown["tool"] == "create_ticket"
+                assert shown["session_id"] is None
+                done = await service.post(
+                    f"/v1/proposals/{pid}/approve", json={**mine, "agent_id": "agent-7"}
+                )
+                assert done.status_code == 200, done.text
+                assert done.json()["status"] == "executed"
+        [ticket] = await _tickets_created(backend_url)
         assert ticket["idempotency_key"] == pid
