@@ -199,3 +199,18 @@ def test_the_second_evaluation_set_is_chat_written_apart_from_training() -> None
     assert all(len(text.split()) <= 4 and len(text) <= 20 for text in shared), (
         f"written apart: only short stock phrases may recur, not {shared}"
     )
+
+
+def test_the_sentiment_bench_scores_every_held_out_set(pack_model: SentimentModel) -> None:
+    from hermes_desk.bench.sentiment import HELD_OUT, _pack_figures
+
+    figures = _pack_figures(pack_model, rounds=1)
+    pack = load_pack("ecommerce")
+    for name in HELD_OUT:
+        total = len(load_labelled(pack.root / f"sentiment_{name}.jsonl"))
+        assert figures[name]["total"] == total > 100, name
+        assert figures[f"{name}_zh"]["total"] + figures[f"{name}_en"]["total"] == total
+        assert 0 <= figures[name]["per_class"]["negative"]["recall"] <= 1
+    assert figures["latency_chat_turns"]["calls"] == sum(
+        figures[name]["total"] for name in HELD_OUT
+    )
