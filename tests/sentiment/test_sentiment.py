@@ -182,3 +182,35 @@ def test_training_needs_two_labels() -> None:
 def test_sentiment_is_off_when_disabled(tmp_path: Path) -> None:
     settings = Settings(service={"data_dir": tmp_path}, sentiment={"enabled": False})
     assert load_sentiment_model(load_pack("ecommerce"), settings) is None
+
+
+def test_the_second_evaluation_set_is_chat_written_apart_from_training() -> None:
+    pack = load_pack("ecommerce")
+    held_out = load_labelled(pack.root / "sentiment_eval2.jsonl")
+    labels = [label for _, label in held_out]
+    english = [text for text, _ in held_out if not any("\u3400" <= c <= "\u9fff" for c in text)]
+    assert len(held_out) >= 150
+    assert len(english) >= 0.4 * len(held_out)
+    assert labels.count("negative") >= len(held_out) / 3 and labels.count("positive") >= 15
+    others = set()
+    for name in ("sentiment.jsonl", "sentiment_dev.jsonl", "sentiment_eval.jsonl"):
+        others |= {text for text, _ in load_labelled(pack.root / name)}
+    shared = others & {text for text, _ in held_out}
+    assert all(len(text.split()) <= 4 and len(text) <= 20 for text in shared), (
+        f"written apart: only short stock phrases may recur, not {shared}"
+    )
+
+
+def test_the_sentiment_bench_scores_every_held_out_set(pack_model: SentimentModel) -> None:
+    from hermes_desk.bench.sentiment import HELD_OUT, _pack_figures
+
+    figures = _pack_figures(pack_model, rounds=1)
+    pack = load_pack("ecommerce")
+    for name in HELD_OUT:
+        total = len(load_labelled(pack.root / f"sentiment_{name}.jsonl"))
+        assert figures[name]["total"] == total > 100, name
+        assert figures[f"{name}_zh"]["total"] + figures[f"{name}_en"]["total"] == total
+        assert 0 <= figures[name]["per_class"]["negative"]["recall"] <= 1
+    assert figures["latency_chat_turns"]["calls"] == sum(
+        figures[name]["total"] for name in HELD_OUT
+    )
