@@ -1,32 +1,27 @@
 """Memory on PostgreSQL (psycopg 3, async pool): the same contract as SQLite, for many workers.
 
-The only module that imports psycopg. A planner's operations are applied by one server-side
-function (``memory_apply``, created by a migration), so a write is one statement whatever the
-plan. ``write`` is optimistic and autocommit: it plans against the active fact it believes
-current (none at first) and calls ``memory_write``, which takes the key's advisory lock, checks
-under ``FOR UPDATE`` that the active fact is still that one (id and row version ``xmin``) and
-applies the operations, all in that statement's own transaction; otherwise it applies nothing
-and returns the active fact, and the write is planned again with it. A new key costs one round
-trip, an existing one two. A concurrent insert of the same key shows up as a unique violation
-on the active-key index and is handled the same way; after a few lost races the write falls
-back to a transaction that holds the advisory lock from read to commit. Sweeps skip rows another
-worker holds, so several processes can write and sweep at once.
+The pool and its error translation are the stores' shared
+:class:`~hermes_desk.storage.postgres.PostgresPool`. A planner's operations are applied by one
+server-side function (``memory_apply``, created by a migration), so a write is one statement
+whatever the plan. ``write`` is optimistic and autocommit: it plans against the active fact it
+believes current (none at first) and calls ``memory_write``, which takes the key's advisory
+lock, checks under ``FOR UPDATE`` that the active fact is still that one (id and row version
+``xmin``) and applies the operations, all in that statement's own transaction; otherwise it
+applies nothing and returns the active fact, and the write is planned again with it. A new key
+costs one round trip, an existing one two. A concurrent insert of the same key shows up as a
+unique violation on the active-key index and is handled the same way; after a few lost races the
+write falls back to a transaction that holds the advisory lock from read to commit. Sweeps skip
+rows another worker holds, so several processes can write and sweep at once.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator, Collection
-from contextlib import asynccontextmanager
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
-
-import anyio
 
 from hermes_desk.errors import (
     BackendError,
-    BackendUnavailableError,
-    MissingExtraError,
     NotFoundError,
 )
 from hermes_desk.memory.fact import Fact, FactStatus, LongTermTag, TagStatus
@@ -41,10 +36,10 @@ from hermes_desk.memory.store import (
 )
 from hermes_desk.memory.transitions import AddTag, Delete, Outcome, Save
 from hermes_desk.storage import Migration, apply_postgres_migrations
+from hermes_desk.storage.postgres import PostgresPool
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
-    from psycopg_pool import AsyncConnectionPool
 
 __all__ = ["MIGRATIONS", "PostgresMemoryStore"]
 
@@ -137,15 +132,6 @@ def _race_errors() -> tuple[type[Exception], ...]:
     return (errors.SerializationFailure, errors.UniqueViolation)
 
 
-def _pool_module() -> Any:
-    try:
-        import psycopg  # noqa: F401
-        import psycopg_pool
-    except ImportError as exc:
-        raise MissingExtraError("the PostgreSQL memory store", "postgres") from exc
-    return psycopg_pool
-
-
 async def _lock_key(conn: AsyncConnection[Any], tenant: str, user_id: str, key: str) -> None:
     await conn.execute(
         "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
@@ -195,14 +181,17 @@ class PostgresMemoryStore:
         timeout_s: float = 10.0,
         synchronous_commit: bool = True,
     ) -> None:
-        self._psycopg_pool = _pool_module()
-        self._dsn = dsn
-        self._min_size, self._max_size = min_size, max_size
-        self._timeout_s = timeout_s
-        self._synchronous_commit = synchronous_commit
-        self._pool: AsyncConnectionPool[Any] | None = None
-        self._opening: asyncio.Lock | None = None
-        self._closed = False
+        self._db = PostgresPool(
+            dsn,
+            what="PostgreSQL memory store",
+            namespace="memory",
+            migrations=MIGRATIONS,
+            min_size=min_size,
+            max_size=max_size,
+            timeout_s=timeout_s,
+            setup=() if synchronous_commit else ("SET synchronous_commit = off",),
+        )
+        self._connection = self._db.connection
 
     @classmethod
     async def open(
@@ -222,72 +211,8 @@ class PostgresMemoryStore:
             timeout_s=timeout_s,
             synchronous_commit=synchronous_commit,
         )
-        await store._ready()
+        await store._db.ready()
         return store
-
-    async def _ready(self) -> AsyncConnectionPool[Any]:
-        """The open, migrated pool; opened on the first call. A failed open is retried by the
-        next call."""
-        if self._pool is not None:
-            return self._pool
-        if self._closed:
-            raise BackendError("the PostgreSQL memory store is closed")
-        if self._opening is None:
-            self._opening = asyncio.Lock()
-        async with self._opening:
-            if self._pool is None:
-                self._pool = await self._open_pool()
-        return self._pool
-
-    async def _open_pool(self) -> AsyncConnectionPool[Any]:
-        from psycopg.rows import dict_row
-
-        synchronous_commit = self._synchronous_commit
-
-        async def configure(conn: AsyncConnection[Any]) -> None:
-            if not synchronous_commit:
-                await conn.execute("SET synchronous_commit = off")
-
-        pool: AsyncConnectionPool[Any] = self._psycopg_pool.AsyncConnectionPool(
-            self._dsn,
-            min_size=self._min_size,
-            max_size=self._max_size,
-            timeout=self._timeout_s,
-            open=False,
-            configure=configure,
-            # autocommit: reads and optimistic writes need no BEGIN/COMMIT, and the pool has
-            # nothing to roll back when a connection comes back
-            kwargs={"row_factory": dict_row, "autocommit": True},
-        )
-        try:
-            await pool.open(wait=True, timeout=self._timeout_s)
-            async with pool.connection() as conn:
-                await apply_postgres_migrations(conn, "memory", MIGRATIONS)
-        except BaseException as exc:
-            with anyio.CancelScope(shield=True):  # even when cancelled: no pool workers left
-                await pool.close()
-            if isinstance(exc, self._psycopg_pool.PoolTimeout):
-                raise BackendError(f"PostgreSQL is not reachable: {exc}") from exc
-            raise
-        return pool
-
-    @asynccontextmanager
-    async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
-        """A pooled connection. Losing the server (refused, reset, restarting, no connection
-        free in time) is BackendUnavailableError — a retryable 503, not a 500; SQL errors
-        (a unique violation a caller handles, say) pass through unchanged."""
-        from psycopg import InterfaceError, OperationalError
-
-        try:
-            pool = await self._ready()
-            async with pool.connection() as conn:
-                yield conn
-        except (OperationalError, InterfaceError, self._psycopg_pool.PoolTimeout) as exc:
-            raise BackendUnavailableError(f"PostgreSQL memory store: {exc}") from exc
-        except BackendError as exc:
-            if self._closed:
-                raise
-            raise BackendUnavailableError(f"PostgreSQL memory store: {exc}") from exc
 
     async def migrate(self) -> list[str]:
         """Apply the ``memory`` migrations not yet applied (``schema_migrations`` table)."""
@@ -422,17 +347,8 @@ class PostgresMemoryStore:
     async def ping(self) -> None:
         """``SELECT 1`` on a pooled connection (opening the pool first if need be);
         BackendUnavailableError when PostgreSQL does not answer."""
-        from psycopg import Error
-
-        try:
-            async with self._connection() as conn:
-                await conn.execute("SELECT 1")
-        except (Error, BackendError) as exc:  # PoolTimeout is a psycopg Error
-            raise BackendUnavailableError(f"PostgreSQL memory store: {exc}") from exc
+        await self._db.ping()
 
     async def aclose(self) -> None:
         """Close the pool. Idempotent."""
-        self._closed = True
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            await pool.close()
+        await self._db.aclose()

@@ -25,11 +25,12 @@ if TYPE_CHECKING:
 __all__ = ["PostgresPool"]
 
 
-def _pool_module() -> Any:
+def _pool_module(what: str) -> Any:
     try:
+        import psycopg  # noqa: F401
         import psycopg_pool
     except ImportError as exc:
-        raise MissingExtraError("postgres", "psycopg[binary,pool]") from exc
+        raise MissingExtraError(f"the {what}", "postgres") from exc
     return psycopg_pool
 
 
@@ -42,6 +43,7 @@ class PostgresPool:
         namespace, migrations: the store's schema, applied once the pool opens.
         min_size, max_size: the pool's bounds.
         timeout_s: how long opening the pool, or waiting for one of its connections, may take.
+        setup: statements run on every new connection (``SET synchronous_commit = off``).
     """
 
     def __init__(
@@ -54,8 +56,10 @@ class PostgresPool:
         min_size: int = 1,
         max_size: int = 4,
         timeout_s: float = 10.0,
+        setup: Sequence[str] = (),
     ) -> None:
-        self._psycopg_pool = _pool_module()
+        self._psycopg_pool = _pool_module(what)
+        self._setup = tuple(setup)
         self._dsn = dsn
         self.what = what
         self._namespace, self._migrations = namespace, migrations
@@ -65,7 +69,8 @@ class PostgresPool:
         self._opening: asyncio.Lock | None = None
         self._closed = False
 
-    async def _ready(self) -> AsyncConnectionPool[Any]:
+    async def ready(self) -> AsyncConnectionPool[Any]:
+        """The open, migrated pool (opened now if need be)."""
         if self._pool is not None:
             return self._pool
         if self._closed:
@@ -80,12 +85,21 @@ class PostgresPool:
     async def _open(self) -> AsyncConnectionPool[Any]:
         from psycopg.rows import dict_row
 
+        setup = self._setup
+
+        async def configure(conn: AsyncConnection[Any]) -> None:
+            for statement in setup:
+                await conn.execute(statement)
+
         pool: AsyncConnectionPool[Any] = self._psycopg_pool.AsyncConnectionPool(
             self._dsn,
             min_size=self._min_size,
             max_size=self._max_size,
             timeout=self._timeout_s,
             open=False,
+            configure=configure,
+            # autocommit: reads and optimistic writes need no BEGIN/COMMIT, and the pool has
+            # nothing to roll back when a connection comes back
             kwargs={"row_factory": dict_row, "autocommit": True},
         )
         try:
@@ -106,15 +120,25 @@ class PostgresPool:
         from psycopg import InterfaceError, OperationalError
 
         try:
-            pool = await self._ready()
+            pool = await self.ready()
             async with pool.connection() as conn:
                 yield conn
         except (OperationalError, InterfaceError, self._psycopg_pool.PoolTimeout) as exc:
             raise BackendUnavailableError(f"{self.what}: {exc}") from exc
+        except BackendError as exc:
+            if self._closed or isinstance(exc, BackendUnavailableError):
+                raise
+            raise BackendUnavailableError(f"{self.what}: {exc}") from exc
 
     async def ping(self) -> None:
-        async with self.connection() as conn:
-            await conn.execute("SELECT 1")
+        """``SELECT 1`` on a pooled connection; BackendUnavailableError when it gets no answer."""
+        from psycopg import Error
+
+        try:
+            async with self.connection() as conn:
+                await conn.execute("SELECT 1")
+        except Error as exc:  # PoolTimeout is a psycopg Error
+            raise BackendUnavailableError(f"{self.what}: {exc}") from exc
 
     async def aclose(self) -> None:
         """Close the pool. Idempotent."""
