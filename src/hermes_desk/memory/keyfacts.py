@@ -142,7 +142,10 @@ class KeyRule:
             return _parse_days(raw)
         if kind in ("int", "amount"):
             number = parse_number(raw)
-            return None if number is None else _as_int_if_whole(number)
+            if number is not None and "minus" in spec:  # "paid 40, refunded 15" → 25
+                other = parse_number(match.group(int(spec["minus"])) or "")
+                number = None if other is None or other >= number else number - other
+            return None if number is None else _as_int_if_whole(round(number, 2))
         return raw.strip()
 
 
@@ -319,6 +322,14 @@ def _build_rule(raw: Any, file: str) -> KeyRule:
         raise PackError("a rule needs patterns", file=file, item=key, field="patterns")
     if "value" not in raw:
         raise PackError("a rule needs a value", file=file, item=key, field="value")
+    value = raw["value"]
+    if isinstance(value, Mapping) and "minus" in value:
+        if value.get("type") not in ("int", "amount"):
+            raise PackError("minus needs type int or amount", file=file, item=key, field="value")
+        if any(not isinstance(value.get(g, 1), int) for g in ("group", "minus")):
+            raise PackError("group and minus are group numbers", file=file, item=key)
+        if max(int(value.get("group", 1)), int(value["minus"])) > min(p.groups for p in patterns):
+            raise PackError("minus names a group a pattern lacks", file=file, item=key)
     intents = raw.get("intents")
     min_signals = raw.get("min_signals")
     return KeyRule(
