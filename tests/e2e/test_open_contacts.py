@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from hermes_desk.api.app import create_app
+from hermes_desk.config import Settings
 from hermes_desk.testing.servers import serve_in_thread
 from tests.e2e.conftest import Service, make_settings
 
@@ -113,3 +115,54 @@ def test_open_contact_notes_speak_english_and_stay_in_their_tenant(
         assert note["key"] == "logistics_delay_days" and note["value"] == 10
         assert note["origin"] == "open_contact" and note["source_session"] == a
         assert note["text"] == "(said in another open contact, not verified) Parcel 10 days late"
+
+
+def _shared(data_dir: Path, backend_url: str, redis_url: str, postgres_dsn: str) -> Settings:
+    return Settings(
+        service={"data_dir": data_dir, "backend_url": backend_url},
+        sessions={"store": "redis", "redis_url": redis_url},
+        workflows={"watchdog_interval_s": 3600},
+        memory={"store": "postgres", "postgres_dsn": postgres_dsn},
+    )
+
+
+@pytest.mark.redis
+@pytest.mark.postgres
+def test_two_workers_on_redis_show_the_other_open_contact(
+    tmp_path: Path, backend_url: str, redis_url: str, postgres_dsn: str
+) -> None:
+    one = _shared(tmp_path / "one", backend_url, redis_url, postgres_dsn)
+    two = _shared(tmp_path / "two", backend_url, redis_url, postgres_dsn)
+    with (
+        serve_in_thread(create_app(one)) as url_one,
+        serve_in_thread(create_app(two)) as url_two,
+        httpx.Client(base_url=url_one, timeout=30) as first,
+        httpx.Client(base_url=url_two, timeout=30) as second,
+    ):
+        body = {"user_id": "u3001", "resume": False}
+        a = first.post("/v1/sessions", json=body).json()["session_id"]
+        said = first.post(
+            f"/v1/sessions/{a}/turns",
+            json={"user_id": "u3001", "text": "Please don't call me, text me instead"},
+        ).json()
+        assert _said(said) == {
+            "contact_preference_no_calls": True,
+            "contact_preference_channel": "sms",
+        }
+
+        opened = second.post("/v1/sessions", json=body).json()
+        shown = {n["key"]: n for n in opened["notes"]}
+        assert set(shown) == {"contact_preference_no_calls", "contact_preference_channel"}
+        assert {n["origin"] for n in shown.values()} == {"open_contact"}
+        assert shown["contact_preference_channel"]["text"] == (
+            "(said in another open contact, not verified) Prefers contact by text message"
+        )
+        stranger = second.post("/v1/sessions", json={"user_id": "u3002", "resume": False})
+        assert stranger.json()["notes"] == []
+
+        assert first.delete(f"/v1/sessions/{a}", params={"user_id": "u3001"}).status_code == 200
+        b = opened["session_id"]
+        looked = second.get(f"/v1/sessions/{b}", params={"user_id": "u3001"}).json()
+        after = _by_key(looked["notes"])
+        assert set(after) == set(shown)
+        assert all(len(n) == 1 and n[0]["origin"] == "memory" for n in after.values())

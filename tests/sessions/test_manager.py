@@ -221,7 +221,7 @@ async def test_a_new_session_carries_the_key_facts_of_the_customers_open_ones(
     fake_clock.advance(TTL - 60)
     first = await manager.create("t1", "alice")
     no_calls = {"key": "contact_preference_no_calls", "value": True, "is_key_fact": True}
-    await _said(manager, first, no_calls)
+    await _said(manager, first, {**no_calls, "text": "以后别给我打电话"})
     await _said(manager, await manager.create("t1", "bob"), {"key": "bob_fact", "value": 1})
     await _said(manager, await manager.create("t2", "alice"), {"key": "t2_fact", "value": 1})
     fake_clock.advance(120)  # the stale one is past its idle time, the first is not

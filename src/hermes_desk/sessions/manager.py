@@ -236,9 +236,14 @@ class SessionManager:
     ) -> list[dict[str, Any]]:
         """The short-term key facts of the customer's open sessions (but ``exclude``), each with
         the ``session_id`` it was said in, that session's ``last_active`` as ``at`` and its
-        ``language``; the most recently active session first."""
+        ``language``, without the utterance itself; the most recently active session first."""
         return [
-            {**fact, "session_id": other.id, "at": other.last_active, "language": other.language}
+            {
+                **{k: v for k, v in fact.items() if k != "text"},  # not the words said there
+                "session_id": other.id,
+                "at": other.last_active,
+                "language": other.language,
+            }
             for other in await self.open_sessions(tenant, user, exclude=exclude)
             for fact in other.short_term
             if isinstance(fact, dict) and fact.get("key")
