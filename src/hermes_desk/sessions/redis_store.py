@@ -83,24 +83,40 @@ if tonumber(ARGV[3]) > 0 then redis.call('SET', KEYS[4], ARGV[2], 'PX', ARGV[3])
 return 1
 """
 
-# KEYS: owner's open set, owner's latest, idle. ARGV: live key prefix, version key prefix.
-# Returns {json, last_active, version} per live session; drops ids Redis no longer holds. The
-# latest id is read too: sessions written before the set existed are only there.
+# KEYS: owner's open set, owner's latest, idle. ARGV: live key prefix, version key prefix, limit.
+# Returns {json, last_active, version} for the ``limit`` most recently active live sessions
+# (ordered by their idle score; only those are read); drops ids Redis no longer holds. The
+# latest id is read too: sessions written before the set existed may only be there.
 _LIST = """
 local ids = redis.call('SMEMBERS', KEYS[1])
 local latest = redis.call('GET', KEYS[2])
 if latest then table.insert(ids, latest) end
-local seen, out = {}, {}
+local seen, rows = {}, {}
 for _, id in ipairs(ids) do
   if not seen[id] then
     seen[id] = true
-    local data = redis.call('GET', ARGV[1] .. id)
-    if data then
-      local score = redis.call('ZSCORE', KEYS[3], id) or false
-      table.insert(out, {data, score, redis.call('GET', ARGV[2] .. id) or false})
+    local score = redis.call('ZSCORE', KEYS[3], id)
+    if score then
+      table.insert(rows, {id, tonumber(score), score})
+    elseif redis.call('EXISTS', ARGV[1] .. id) == 1 then
+      table.insert(rows, {id, 0, false})
     else
       redis.call('SREM', KEYS[1], id)
     end
+  end
+end
+table.sort(rows, function(a, b)
+  if a[2] ~= b[2] then return a[2] > b[2] end
+  return a[1] < b[1]
+end)
+local out = {}
+for _, row in ipairs(rows) do
+  if #out >= tonumber(ARGV[3]) then break end
+  local data = redis.call('GET', ARGV[1] .. row[1])
+  if data then
+    table.insert(out, {data, row[3], redis.call('GET', ARGV[2] .. row[1]) or false})
+  else
+    redis.call('SREM', KEYS[1], row[1])
   end
 end
 return out
@@ -238,10 +254,10 @@ class RedisSessionStore:
 
     async def list_open(self, tenant: str, user: str, limit: int = 20) -> list[Session]:
         keys = [self._open_key(tenant, user), self._owner_key(tenant, user), self._idle_key]
-        args = [self._prefix + "s:", self._prefix + "v:"]
+        args = [self._prefix + "s:", self._prefix + "v:", str(limit)]
         found = [_session(row) for row in await self._call(self._list(keys=keys, args=args))]
-        found.sort(key=lambda s: (-s.last_active, s.id))
-        return found[:limit]
+        found.sort(key=lambda s: (-s.last_active, s.id))  # the JSON's time may be the later
+        return found
 
     async def idle_before(self, cutoff: float, limit: int = 1000) -> list[str]:
         args = [repr(cutoff), str(limit), self._prefix + "s:"]
