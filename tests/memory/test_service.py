@@ -221,6 +221,15 @@ async def test_notes_show_other_open_contacts_marked_in_the_customers_language(
     [zh] = [n for n in await service.notes(T, U, lang="zh", open_contacts=contacts[:1])
             if n.origin == "open_contact"]  # fmt: skip
     assert zh.text == "（另一进行中的会话所述，未核实）希望通过短信联系"
+    # The most recent contact's value stands for its key, even when memory shows it already:
+    # an older contact's other value is not brought back.
+    recent_first = [
+        _open("logistics_delay_days", 7, "ses_a", said_at),
+        _open("logistics_delay_days", 5, "ses_b", said_at - 30),
+    ]
+    assert [(n.value, n.origin) for n in await service.notes(T, U, open_contacts=recent_first)] == [
+        (7, "memory")
+    ]
     # Without open contacts the notes are memory's alone.
     assert [n.origin for n in await service.notes(T, U)] == ["memory"]
 

@@ -243,14 +243,12 @@ class MemoryService:
                 continue  # not a fact dict: nothing to show
             session = raw.get("session_id")
             source = str(session) if session else None
-            if (
-                candidate.key in seen
-                or not qualifies(candidate, self.settings.notes_floor)
-                or (candidate.key, canonical_json(candidate.value)) in in_memory
-                or (candidate.key, source) in moved
-            ):
+            if not qualifies(candidate, self.settings.notes_floor) or candidate.key in seen:
                 continue
-            seen.add(candidate.key)
+            seen.add(candidate.key)  # the most recent contact's value, shown or not
+            held = (candidate.key, canonical_json(candidate.value)) in in_memory
+            if held or (candidate.key, source) in moved:
+                continue
             said_at = raw.get("at")
             at = float(said_at) if isinstance(said_at, int | float) else now
             text = (
