@@ -442,3 +442,29 @@ async def test_a_stale_save_raises_conflict_and_keeps_the_other_turn(
         "session_id": session.id,
     }
     assert [t.text for t in (await manager.get("t1", "alice", session.id)).turns] == ["first"]
+
+
+class _CountingStore(MemorySessionStore):
+    """The in-process store, counting the open-session look-ups asked of it."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        super().__init__(clock=clock)
+        self.listed = 0
+
+    async def list_open(self, tenant: str, user: str, limit: int = 20) -> list[Session]:
+        self.listed += 1
+        return await super().list_open(tenant, user, limit)
+
+
+async def test_only_opening_a_session_looks_up_the_other_open_ones(fake_clock: FakeClock) -> None:
+    store = _CountingStore(fake_clock)
+    manager = SessionManager(store, SessionSettings(idle_ttl_s=TTL), clock=fake_clock)
+    first = await manager.create("t1", "alice")
+    resumed, was_resumed = await manager.open_or_resume("t1", "alice")  # reads them again
+    assert was_resumed and resumed.id == first.id and store.listed == 2
+    for n in range(5):  # turns: get, append, save — no look-up
+        await manager.append_turn("t1", "alice", resumed.id, Turn("user", f"turn {n}"))
+        current = await manager.get("t1", "alice", resumed.id)
+        await manager.save(current)
+    await manager.close("t1", "alice", first.id)
+    assert store.listed == 2
