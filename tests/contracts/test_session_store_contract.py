@@ -207,6 +207,60 @@ async def test_find_open_tracks_the_latest_session_per_owner(store: SessionStore
     assert await store.find_open("t1", "u1") == "ses_2"
 
 
+async def test_list_open_gives_every_live_session_of_one_owner_latest_first(
+    opener: Opener,
+) -> None:
+    store, other_worker = await opener(), await opener()
+    for sid, at in [("ses_old", 100.0), ("ses_new", 300.0), ("ses_mid", 200.0)]:
+        session = _session(sid, at=at)
+        session.short_term.append({"key": "logistics_delay_days", "value": int(at)})
+        await store.save(session, create=True)
+    await store.save(_session("ses_u2", user="u2", at=400.0), create=True)
+    await store.save(_session("ses_t2", tenant="t2", at=500.0), create=True)
+
+    listed = await other_worker.list_open("t1", "u1")
+    assert [s.id for s in listed] == ["ses_new", "ses_mid", "ses_old"]
+    assert [s.short_term for s in listed] == [
+        [{"key": "logistics_delay_days", "value": v}] for v in (300, 200, 100)
+    ]
+    assert all(s.version == 1 and s.is_open for s in listed)
+    assert [s.id for s in await store.list_open("t2", "u1")] == ["ses_t2"]  # tenants apart
+    assert [s.id for s in await store.list_open("t1", "u2")] == ["ses_u2"]
+    assert await store.list_open("t1", "nobody") == []
+    assert [s.id for s in await store.list_open("t1", "u1", limit=2)] == ["ses_new", "ses_mid"]
+
+    renewed = _session("ses_old", at=100.0)
+    renewed.last_active = 900.0
+    assert await store.touch(renewed)  # renewing an old one makes it the most recent
+    assert [s.id for s in await other_worker.list_open("t1", "u1")] == [
+        "ses_old",
+        "ses_new",
+        "ses_mid",
+    ]
+    await store.retire(_session("ses_mid"), tombstone_s=60)  # a tombstone is not open
+    await store.retire(_session("ses_new"), tombstone_s=0)
+    listed = await other_worker.list_open("t1", "u1")
+    assert [s.id for s in listed] == ["ses_old"] and listed[0].last_active == 900.0
+    # A copy changes nothing stored.
+    listed[0].short_term.clear()
+    again = await store.list_open("t1", "u1")
+    assert again[0].short_term == [{"key": "logistics_delay_days", "value": 100}]
+
+
+async def test_open_contacts_round_trip_and_leave_with_the_tombstone(store: SessionStore) -> None:
+    session = _session("ses_b")
+    session.open_contacts.append(
+        {"key": "contact_preference_no_calls", "value": True, "session_id": "ses_a", "at": 900.0}
+    )
+    await store.save(session, create=True)
+    loaded = await store.load("ses_b")
+    assert loaded is not None and loaded.open_contacts == session.open_contacts
+    session.status = "closed"
+    assert await store.retire(session, tombstone_s=60)
+    stone = await store.load("ses_b")
+    assert stone is not None and stone.status == "closed" and stone.open_contacts == []
+
+
 async def test_idle_before_lists_oldest_first_and_respects_limit(store: SessionStore) -> None:
     for sid, at in [("ses_c", 300.0), ("ses_a", 100.0), ("ses_b", 200.0), ("ses_new", 900.0)]:
         await store.save(_session(sid, at=at), create=True)
@@ -375,6 +429,7 @@ async def test_a_reopened_store_returns_every_acknowledged_session_and_turn(
         assert _texts(found) == [f"{n}.{k}" for k in range(n + 1)]
         assert found.version == 1 + (n + 1) + (1 if n == 4 else 0)
         assert await after.store.find_open("t1", session.user) == session.id
+        assert [s.id for s in await after.store.list_open("t1", session.user)] == [session.id]
     found = await after.get("t1", "user4", sessions[4].id)
     assert found.slots == {"order_id": "123456789012"}
     assert found.short_term == [{"key": "logistics_delay_days", "value": 7}]
@@ -386,6 +441,7 @@ async def test_a_reopened_store_returns_every_acknowledged_session_and_turn(
     stone = await after.get("t1", "user0", closed.id)
     assert stone.status == "closed" and stone.turns == []
     assert await after.store.find_open("t1", "user0") is None
+    assert await after.store.list_open("t1", "user0") == []
     with pytest.raises(ConflictError):
         await after.append_turn("t1", "user0", closed.id, Turn("user", "还在吗"))
     # Versions carry over: a copy read before the restart and written since is stale.

@@ -187,3 +187,85 @@ def test_notes_read_in_the_language_asked_with_value_labels() -> None:
         "Prefers contact by text message"
     )
     assert flt.describe("contact_preference_channel", "fax", "en") == "Prefers contact by fax"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("多扣了我50元", {"disputed_charge_amount": 50}),
+        ("多收了我15元运费", {"disputed_charge_amount": 15}),
+        ("you charged me $30 twice", {"disputed_charge_amount": 30, "duplicate_charge": True}),
+        ("I was overcharged by $12.50", {"disputed_charge_amount": 12.5}),
+        ("被扣了两次钱", {"duplicate_charge": True}),
+        ("I was charged twice for the same order", {"duplicate_charge": True}),
+        ("退款少了20块", {"disputed_refund_shortfall": 20}),
+        ("少退了五十块钱", {"disputed_refund_shortfall": 50}),
+        ("我付了100块，只退了60", {"disputed_refund_shortfall": 40}),
+        ("You only refunded 15 dollars but I paid 40", {"disputed_refund_shortfall": 25}),
+        ("我不接受这个方案", {"refuses_proposal": True}),
+        ("I don't accept your offer", {"refuses_proposal": True}),
+        ("I refuse the replacement", {"refuses_replacement": True}),
+        ("不要换货", {"refuses_replacement": True}),
+        ("补发我不接受", {"refuses_replacement": True}),
+        ("I won't take store credit", {"refuses_voucher": True}),
+        ("代金券我不要", {"refuses_voucher": True}),
+        ("不同意维修", {"refuses_repair": True}),
+    ],
+)
+def test_amounts_in_dispute_and_refusals_are_kept_normalised(
+    keyfacts: KeyFactFilter, text: str, expected: dict[str, object]
+) -> None:
+    kept = {c.key: c.value for c in keyfacts.extract(text, "complaint") if c.is_key_fact}
+    assert kept == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我付了50，只退了60",  # no shortfall: nothing read
+        "I paid $30 with my card",
+        "Is the refund the full $25?",
+        "Okay, I accept the replacement",
+        "Can I get a replacement instead of a refund?",
+        "好的，我接受这个方案",
+        "可以换货吗",
+        "优惠券怎么用",
+        "不要紧，我再等等",
+        "运费多少钱",
+    ],
+)
+def test_look_alikes_of_disputes_and_refusals_read_nothing(
+    keyfacts: KeyFactFilter, text: str
+) -> None:
+    assert keyfacts.extract(text, "complaint") == []
+
+
+def test_dispute_and_refusal_notes_read_in_both_languages(keyfacts: KeyFactFilter) -> None:
+    assert keyfacts.describe("disputed_charge_amount", 50, "zh") == "称多扣了 50 元"
+    assert keyfacts.describe("disputed_refund_shortfall", 20, "en") == (
+        "Says the refund was 20 short"
+    )
+    assert keyfacts.describe("refuses_replacement", True, "en") == "Does not accept a replacement"
+    assert keyfacts.describe_open_contact("refuses_proposal", True, "zh") == (
+        "（另一进行中的会话所述，未核实）不接受目前的处理方案"
+    )
+
+
+def test_bad_minus_and_open_contact_texts_name_the_problem() -> None:
+    base = {"signals": {}}
+    as_text = {"key": "k", "patterns": ["(a)(b)"], "value": {"from": "group", "minus": 2}}
+    with pytest.raises(PackError, match="minus needs type int or amount"):
+        KeyFactFilter.from_dict({**base, "rules": [as_text]})
+    lacking = {
+        "key": "k",
+        "patterns": ["(a)(b)", "(a)"],
+        "value": {"from": "group", "type": "amount", "group": 1, "minus": 2},
+    }
+    with pytest.raises(PackError, match="a pattern lacks"):
+        KeyFactFilter.from_dict({**base, "rules": [lacking]})
+    with pytest.raises(PackError, match="open_contact_note"):
+        KeyFactFilter.from_dict({**base, "open_contact_note": {"en": "open contact"}})
+    default = KeyFactFilter.from_dict(base)
+    assert default.describe_open_contact("k", 1, "en") == (
+        "(said in another open contact, not verified) k = 1"
+    )

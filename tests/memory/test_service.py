@@ -183,3 +183,68 @@ async def test_observe_writes_key_facts_immediately(service: MemoryService) -> N
     )
     assert [o.fact.key for o in done if o.fact] == ["contact_preference_no_calls"]
     assert await service.observe(T, U, "hello") == []
+
+
+def _open(key: str, value: object, session: str, at: float, **extra: object) -> dict[str, object]:
+    """A short-term fact of another open session, as ``Session.open_contacts`` holds it."""
+    return {"key": key, "value": value, "confidence": 0.95, "is_key_fact": True,
+            "session_id": session, "at": at, **extra}  # fmt: skip
+
+
+async def test_notes_show_other_open_contacts_marked_in_the_customers_language(
+    service: MemoryService, fake_clock: FakeClock
+) -> None:
+    await service.remember(T, U, fact("logistics_delay_days", 7, 0.9), "ses_old")
+    said_at = fake_clock.now()
+    fake_clock.advance(60)
+    contacts = [
+        _open("contact_preference_channel", "sms", "ses_a", said_at),
+        _open("contact_preference_channel", "email", "ses_b", said_at - 30),  # older: loses
+        _open("logistics_delay_days", 7, "ses_a", said_at),  # memory has it: shown once
+        _open("repeat_contact_count", 3, "ses_a", said_at, is_key_fact=False),  # not a key fact
+        _open("refund_amount_expected", 20, "ses_a", said_at, confidence=0.1),  # below the floor
+        {"value": "no key"},  # not a fact: skipped
+    ]
+    notes = await service.notes(T, U, lang="en", open_contacts=contacts)
+    assert [(n.key, n.value, n.origin) for n in notes] == [
+        ("contact_preference_channel", "sms", "open_contact"),
+        ("logistics_delay_days", 7, "memory"),
+    ]
+    channel = notes[0]
+    assert channel.fact_id is None and channel.source_session == "ses_a"
+    assert channel.confidence == 0.95 and channel.age_s == 60
+    assert (
+        channel.text
+        == "(said in another open contact, not verified) Prefers contact by text message"
+    )
+    assert channel.to_dict()["origin"] == "open_contact"
+    [zh] = [n for n in await service.notes(T, U, lang="zh", open_contacts=contacts[:1])
+            if n.origin == "open_contact"]  # fmt: skip
+    assert zh.text == "（另一进行中的会话所述，未核实）希望通过短信联系"
+    # The most recent contact's value stands for its key, even when memory shows it already:
+    # an older contact's other value is not brought back.
+    recent_first = [
+        _open("logistics_delay_days", 7, "ses_a", said_at),
+        _open("logistics_delay_days", 5, "ses_b", said_at - 30),
+    ]
+    assert [(n.value, n.origin) for n in await service.notes(T, U, open_contacts=recent_first)] == [
+        (7, "memory")
+    ]
+    # Without open contacts the notes are memory's alone.
+    assert [n.origin for n in await service.notes(T, U)] == ["memory"]
+
+
+async def test_an_open_contacts_fact_that_reached_memory_is_shown_from_memory_only(
+    service: MemoryService, fake_clock: FakeClock
+) -> None:
+    contacts = [_open("logistics_delay_days", 10, "ses_a", fake_clock.now())]
+    assert [n.origin for n in await service.notes(T, U, open_contacts=contacts)] == ["open_contact"]
+    # ses_a ended saying 10, then another contact corrected it to 12: memory holds 12 from
+    # elsewhere, written over ses_a's — the snapshot's 10 is not the customer's current word.
+    await service.promote_short_term(T, U, "ses_a", [fact("logistics_delay_days", 10)])
+    await service.remember(T, U, fact("logistics_delay_days", 12), "ses_c")
+    notes = await service.notes(T, U, open_contacts=contacts)
+    assert [(n.value, n.origin) for n in notes] == [(12, "memory")]
+    # Another customer's memory never hides (or shows) this customer's open contacts.
+    other = await service.notes(T, "someone_else", open_contacts=contacts)
+    assert [(n.value, n.origin) for n in other] == [(10, "open_contact")]

@@ -205,6 +205,66 @@ async def test_resume_within_the_idle_window(
     assert not resumed and after_close.id != fresh.id
 
 
+async def _said(manager: SessionManager, session: Session, *facts: dict[str, object]) -> None:
+    """The customer says something in English that leaves short-term facts in ``session``."""
+    loaded = await manager.get(session.tenant, session.user, session.id)
+    loaded.turns.append(Turn("user", "…", meta={"language": "en"}))
+    loaded.short_term.extend(dict(f) for f in facts)
+    await manager.save(loaded)
+
+
+async def test_a_new_session_carries_the_key_facts_of_the_customers_open_ones(
+    manager: SessionManager, fake_clock: FakeClock
+) -> None:
+    stale = await manager.create("t1", "alice")
+    await _said(manager, stale, {"key": "repeat_contact_count", "value": 2})
+    fake_clock.advance(TTL - 60)
+    first = await manager.create("t1", "alice")
+    no_calls = {"key": "contact_preference_no_calls", "value": True, "is_key_fact": True}
+    await _said(manager, first, {**no_calls, "text": "以后别给我打电话"})
+    await _said(manager, await manager.create("t1", "bob"), {"key": "bob_fact", "value": 1})
+    await _said(manager, await manager.create("t2", "alice"), {"key": "t2_fact", "value": 1})
+    fake_clock.advance(120)  # the stale one is past its idle time, the first is not
+
+    second = await manager.create("t1", "alice")
+    assert second.open_contacts == [
+        {**no_calls, "session_id": first.id, "at": first.last_active, "language": "en"}
+    ]
+    stored = await manager.store.load(second.id)
+    assert stored is not None and stored.open_contacts == second.open_contacts
+    assert second.customer_language == "en"  # no turn yet: the open contact's language
+    assert second.short_term == []  # never this session's own facts: nothing promoted twice
+    # Listing expired nothing: the stale session ends when the sweeper or its owner finds it.
+    assert [s.id for s in await manager.open_sessions("t1", "alice")] == [second.id, first.id]
+    assert (await manager.store.load(stale.id)) is not None
+
+
+async def test_resume_reads_the_other_open_sessions_again(
+    manager: SessionManager, fake_clock: FakeClock
+) -> None:
+    first = await manager.create("t1", "alice")
+    await _said(manager, first, {"key": "logistics_delay_days", "value": 7})
+    second = await manager.create("t1", "alice")
+    assert [f["value"] for f in second.open_contacts] == [7]
+    fake_clock.advance(5)
+    await _said(manager, first, {"key": "repeat_contact_count", "value": 3})
+
+    resumed, was_resumed = await manager.open_or_resume("t1", "alice")
+    assert was_resumed and resumed.id == second.id
+    assert [(f["key"], f["value"]) for f in resumed.open_contacts] == [
+        ("logistics_delay_days", 7),
+        ("repeat_contact_count", 3),
+    ]
+    stored = await manager.store.load(second.id)
+    assert stored is not None and stored.open_contacts == resumed.open_contacts
+
+    await manager.close("t1", "alice", first.id)
+    again, was_resumed = await manager.open_or_resume("t1", "alice")
+    assert was_resumed and again.id == second.id and again.open_contacts == []
+    stored = await manager.store.load(second.id)
+    assert stored is not None and stored.open_contacts == []
+
+
 async def test_failing_hook_does_not_stop_the_others(
     manager: SessionManager, sink: MemorySink
 ) -> None:
@@ -382,3 +442,29 @@ async def test_a_stale_save_raises_conflict_and_keeps_the_other_turn(
         "session_id": session.id,
     }
     assert [t.text for t in (await manager.get("t1", "alice", session.id)).turns] == ["first"]
+
+
+class _CountingStore(MemorySessionStore):
+    """The in-process store, counting the open-session look-ups asked of it."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        super().__init__(clock=clock)
+        self.listed = 0
+
+    async def list_open(self, tenant: str, user: str, limit: int = 20) -> list[Session]:
+        self.listed += 1
+        return await super().list_open(tenant, user, limit)
+
+
+async def test_only_opening_a_session_looks_up_the_other_open_ones(fake_clock: FakeClock) -> None:
+    store = _CountingStore(fake_clock)
+    manager = SessionManager(store, SessionSettings(idle_ttl_s=TTL), clock=fake_clock)
+    first = await manager.create("t1", "alice")
+    resumed, was_resumed = await manager.open_or_resume("t1", "alice")  # reads them again
+    assert was_resumed and resumed.id == first.id and store.listed == 2
+    for n in range(5):  # turns: get, append, save — no look-up
+        await manager.append_turn("t1", "alice", resumed.id, Turn("user", f"turn {n}"))
+        current = await manager.get("t1", "alice", resumed.id)
+        await manager.save(current)
+    await manager.close("t1", "alice", first.id)
+    assert store.listed == 2

@@ -304,3 +304,23 @@ async def test_worker_skips_a_call_whose_caller_gave_up(tmp_path: Path) -> None:
         gate.set()
         await worker.aclose()
         db.close()
+
+
+async def test_open_sessions_of_an_owner_come_from_an_index_not_a_scan(
+    first: SqliteSessionStore,
+) -> None:
+    for n in range(3):
+        await first.save(Session(f"ses_{n}", "t1", "alice", 100.0 + n, 100.0 + n), create=True)
+    await first.save(Session("ses_bob", "t1", "bob", 100.0, 100.0), create=True)
+
+    def plan(conn: object) -> str:
+        rows = conn.execute(  # type: ignore[attr-defined]
+            "EXPLAIN QUERY PLAN SELECT version, last_active, data FROM live_sessions"
+            " WHERE tenant = ? AND user_id = ? AND retired_until IS NULL"
+            " ORDER BY last_active DESC, id LIMIT ?",
+            ("t1", "alice", 20),
+        ).fetchall()
+        return " ".join(str(row[-1]) for row in rows)
+
+    assert "live_sessions_owner" in first.database.call(plan)
+    assert [s.id for s in await first.list_open("t1", "alice")] == ["ses_2", "ses_1", "ses_0"]

@@ -127,9 +127,10 @@ class RejectProposal(_Body):
 
 
 class NoteOut(BaseModel):
-    """A note: an active fact above the confidence floor."""
+    """A note: an active fact above the confidence floor, or a key fact the customer said in
+    another contact still open (``origin: open_contact``, no ``fact_id``, not verified)."""
 
-    fact_id: str
+    fact_id: str | None
     key: str
     value: JsonValue
     confidence: float
@@ -137,6 +138,9 @@ class NoteOut(BaseModel):
     created_at: float
     source_session: str | None
     text: str = Field(description="the note as the console and the prompt show it")
+    origin: Literal["memory", "open_contact"] = Field(
+        "memory", description="memory, or another contact of the customer's still open"
+    )
 
 
 class TranscriptTurn(BaseModel):

@@ -269,7 +269,9 @@ class Assistant:
         )
         _keep_short_term(session, candidates)
         language = reading.language
-        notes = await self.memory.notes(session.tenant, session.user, lang=language)
+        notes = await self.memory.notes(
+            session.tenant, session.user, lang=language, open_contacts=session.open_contacts
+        )
         return Remembered(
             key_facts=[
                 {"key": c.key, "value": c.value, "is_key_fact": c.is_key_fact, "signals": c.signals}

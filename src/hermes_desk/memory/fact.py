@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 __all__ = [
     "CandidateFact",
@@ -15,6 +15,7 @@ __all__ = [
     "FactStatus",
     "LongTermTag",
     "Note",
+    "NoteOrigin",
     "TagStatus",
     "canonical_json",
 ]
@@ -202,18 +203,26 @@ class LongTermTag:
         }
 
 
+#: Where a note comes from: an active mid-term fact, or a short-term key fact of the customer's
+#: other contact still open (not in memory yet, not verified).
+NoteOrigin = Literal["memory", "open_contact"]
+
+
 @dataclass(frozen=True, slots=True)
 class Note:
-    """What the agent sees about a customer: an active fact with its current confidence."""
+    """What the agent sees about a customer: an active fact with its current confidence, or
+    (``origin == "open_contact"``, no ``fact_id``) a key fact said in another contact of theirs
+    that is still open, with the confidence it was said with."""
 
-    fact_id: str
+    fact_id: str | None
     key: str
     value: Any
     confidence: float
-    age_s: float  # since the fact was last confirmed
+    age_s: float  # since the fact was last confirmed (open contact: since it was last active)
     created_at: float
     source_session: str | None
     text: str
+    origin: NoteOrigin = "memory"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -225,4 +234,5 @@ class Note:
             "created_at": self.created_at,
             "source_session": self.source_session,
             "text": self.text,
+            "origin": self.origin,
         }

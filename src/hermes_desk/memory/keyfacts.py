@@ -25,6 +25,7 @@ __all__ = [
     "KeyFactFilter",
     "KeyRule",
     "evaluate_filter",
+    "open_contact_text",
     "parse_number",
 ]
 
@@ -39,6 +40,20 @@ _EN_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "
                "third": 3, "fourth": 4, "fifth": 5, "sixth": 6}  # fmt: skip
 _DAY_UNITS = (("month", 30), ("个月", 30), ("月", 30), ("week", 7), ("星期", 7), ("礼拜", 7),
               ("周", 7), ("day", 1), ("天", 1), ("日", 1))  # fmt: skip
+#: How a note from a contact still open reads when the pack says nothing (``{note}``: the note).
+OPEN_CONTACT_NOTE = {
+    "zh": "（另一进行中的会话所述，未核实）{note}",
+    "en": "(said in another open contact, not verified) {note}",
+}
+
+
+def open_contact_text(note: str, lang: str, template: Mapping[str, str] | None = None) -> str:
+    """``note`` marked as said in another contact still open, in ``lang``."""
+    shown = template or OPEN_CONTACT_NOTE
+    chosen = shown.get(lang) or OPEN_CONTACT_NOTE.get(lang) or OPEN_CONTACT_NOTE["en"]
+    return chosen.format(note=note)
+
+
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?|[零〇一二两三四五六七八九十百千万]+|半|[a-z]+", re.I)
 
 
@@ -127,7 +142,10 @@ class KeyRule:
             return _parse_days(raw)
         if kind in ("int", "amount"):
             number = parse_number(raw)
-            return None if number is None else _as_int_if_whole(number)
+            if number is not None and "minus" in spec:  # "paid 40, refunded 15" → 25
+                other = parse_number(match.group(int(spec["minus"])) or "")
+                number = None if other is None or other >= number else number - other
+            return None if number is None else _as_int_if_whole(round(number, 2))
         return raw.strip()
 
 
@@ -142,6 +160,8 @@ class KeyFactFilter:
     labels: dict[str, dict[str, str]] = field(default_factory=dict)
     #: How a value reads in a note, per key, value and language (``sms`` → 短信 / text message).
     values: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    #: How a note from another contact still open reads, per language (``{note}``).
+    open_contact: dict[str, str] = field(default_factory=lambda: dict(OPEN_CONTACT_NOTE))
 
     @classmethod
     def from_file(cls, path: str | Path, *, min_signals: int | None = None) -> KeyFactFilter:
@@ -180,6 +200,13 @@ class KeyFactFilter:
                        for value, shown in (by_value or {}).items()}
             for key, by_value in (data.get("values") or {}).items()
         }  # fmt: skip
+        open_contact = data.get("open_contact_note") or OPEN_CONTACT_NOTE
+        if not isinstance(open_contact, Mapping) or any(
+            "{note}" not in str(text) for text in open_contact.values()
+        ):
+            raise PackError(
+                "must map languages to texts holding {note}", file=file, field="open_contact_note"
+            )
         return cls(
             signals=signals,
             rules=rules,
@@ -187,6 +214,7 @@ class KeyFactFilter:
             long_term=tuple(str(p) for p in data.get("long_term") or []),
             labels=labels,
             values=values,
+            open_contact={str(lang): str(text) for lang, text in open_contact.items()},
         )
 
     def signals_in(self, text: str) -> tuple[str, ...]:
@@ -235,6 +263,10 @@ class KeyFactFilter:
         label = self.labels.get(key, {})
         template = label.get(lang) or next(iter(label.values()), None)
         return template.format(value=shown) if template else f"{key} = {shown}"
+
+    def describe_open_contact(self, key: str, value: Any, lang: str = "zh") -> str:
+        """:meth:`describe`, marked as said in another contact still open (not verified)."""
+        return open_contact_text(self.describe(key, value, lang), lang, self.open_contact)
 
 
 def _words_regex(words: Sequence[str], latin: bool) -> str:
@@ -290,6 +322,14 @@ def _build_rule(raw: Any, file: str) -> KeyRule:
         raise PackError("a rule needs patterns", file=file, item=key, field="patterns")
     if "value" not in raw:
         raise PackError("a rule needs a value", file=file, item=key, field="value")
+    value = raw["value"]
+    if isinstance(value, Mapping) and "minus" in value:
+        if value.get("type") not in ("int", "amount"):
+            raise PackError("minus needs type int or amount", file=file, item=key, field="value")
+        if any(not isinstance(value.get(g, 1), int) for g in ("group", "minus")):
+            raise PackError("group and minus are group numbers", file=file, item=key)
+        if max(int(value.get("group", 1)), int(value["minus"])) > min(p.groups for p in patterns):
+            raise PackError("minus names a group a pattern lacks", file=file, item=key)
     intents = raw.get("intents")
     min_signals = raw.get("min_signals")
     return KeyRule(

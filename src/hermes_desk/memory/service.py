@@ -7,7 +7,7 @@ transactions (on the next write of the key, or in :meth:`sweep_decay`).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from hermes_desk.clock import Clock
@@ -23,8 +23,9 @@ from hermes_desk.memory.fact import (
     FactStatus,
     LongTermTag,
     Note,
+    canonical_json,
 )
-from hermes_desk.memory.keyfacts import KeyFactFilter
+from hermes_desk.memory.keyfacts import KeyFactFilter, open_contact_text
 from hermes_desk.memory.store import ChangePlan, MemoryStore, SweepPlan
 from hermes_desk.memory.tiers import ShortTermMemory, qualifies
 from hermes_desk.memory.transitions import Outcome, Planner
@@ -173,21 +174,40 @@ class MemoryService:
     # -- reads ------------------------------------------------------------------------------
 
     async def notes(
-        self, tenant: str, user_id: str, *, limit: int | None = None, lang: str | None = None
+        self,
+        tenant: str,
+        user_id: str,
+        *,
+        limit: int | None = None,
+        lang: str | None = None,
+        open_contacts: Iterable[Mapping[str, Any]] = (),
     ) -> list[Note]:
         """Active facts above the floor, highest current confidence first, with age and source;
-        their texts in ``lang`` (default: the service's language)."""
+        their texts in ``lang`` (default: the service's language).
+
+        ``open_contacts`` are short-term key facts of the customer's other contacts still open
+        (``Session.open_contacts``: fact dicts with ``session_id``, ``at``), given by the caller,
+        who read them for this (tenant, user). They join the notes as ``origin="open_contact"``,
+        marked in the text as not verified, one per key (the first given wins: the most recent
+        contact), when they would be promoted (a key fact above the floor) and memory holds no
+        active fact with the same key and value, nor one with that key written from that
+        session, now or before a later value superseded it (it ended and its facts moved).
+        """
         now = self.clock.now()
         floor = self.settings.notes_floor
+        language = lang or self.lang
         out: list[Note] = []
-        for fact in await self.store.facts(tenant, user_id, (FactStatus.ACTIVE,)):
-            if now >= fact.valid_until:
-                continue
+        active = [
+            fact
+            for fact in await self.store.facts(tenant, user_id, (FactStatus.ACTIVE,))
+            if now < fact.valid_until
+        ]
+        for fact in active:
             confidence = self.policy.decayed(fact.confidence, fact.last_confirmed_at, now)
             if confidence < floor:
                 continue
             text = (
-                self.keyfacts.describe(fact.key, fact.value, lang or self.lang)
+                self.keyfacts.describe(fact.key, fact.value, language)
                 if self.keyfacts
                 else f"{fact.key} = {fact.value}"
             )
@@ -195,8 +215,52 @@ class MemoryService:
                 Note(fact.id, fact.key, fact.value, confidence, now - fact.last_confirmed_at,
                      fact.created_at, fact.source_session, text)
             )  # fmt: skip
+        out.extend(self._open_contact_notes(open_contacts, active, language, now))
         out.sort(key=lambda n: (-n.confidence, n.age_s))
         return out[: limit or self.settings.notes_limit]
+
+    def _open_contact_notes(
+        self,
+        facts: Iterable[Mapping[str, Any]],
+        active: Sequence[Fact],
+        language: str,
+        now: float,
+    ) -> list[Note]:
+        """Notes for the key facts of other open contacts (see :meth:`notes`)."""
+        in_memory = {(f.key, canonical_json(f.value)) for f in active}
+        moved = {
+            (f.key, session)
+            for f in active
+            for session in (f.source_session, *(h.source_session for h in f.history))
+            if session
+        }
+        seen: set[str] = set()
+        out: list[Note] = []
+        for raw in facts:
+            try:
+                candidate = CandidateFact.from_dict(dict(raw))
+            except (KeyError, TypeError, ValueError):
+                continue  # not a fact dict: nothing to show
+            session = raw.get("session_id")
+            source = str(session) if session else None
+            if not qualifies(candidate, self.settings.notes_floor) or candidate.key in seen:
+                continue
+            seen.add(candidate.key)  # the most recent contact's value, shown or not
+            held = (candidate.key, canonical_json(candidate.value)) in in_memory
+            if held or (candidate.key, source) in moved:
+                continue
+            said_at = raw.get("at")
+            at = float(said_at) if isinstance(said_at, int | float) else now
+            text = (
+                self.keyfacts.describe_open_contact(candidate.key, candidate.value, language)
+                if self.keyfacts
+                else open_contact_text(f"{candidate.key} = {candidate.value}", language)
+            )
+            out.append(
+                Note(None, candidate.key, candidate.value, candidate.confidence,
+                     max(0.0, now - at), at, source, text, origin="open_contact")
+            )  # fmt: skip
+        return out
 
     async def facts(
         self, tenant: str, user_id: str, statuses: Collection[FactStatus] | None = None

@@ -23,6 +23,10 @@ Rules kept here, whatever the store:
   the compare-and-set refuses the loser.
 - The same user coming back within the idle window gets the open session back
   (:meth:`SessionManager.open_or_resume`).
+- A session opened while the same customer (same tenant, same user) has others open carries
+  their short-term key facts (``Session.open_contacts``), read once as it is created or resumed
+  through the store's index of open sessions per owner: its notes show them before those
+  sessions end, and no turn pays for the look-up.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 
@@ -51,6 +55,8 @@ DestroyHook = Callable[[Session, DestroyReason], Awaitable[None] | None]
 
 _logger = logging.getLogger("hermes_desk.sessions")
 _CREATE_ATTEMPTS = 5
+#: Other open sessions read for a new one's notes (the most recently active first).
+_OPEN_CONTACTS = 10
 
 
 class SessionManager:
@@ -120,8 +126,10 @@ class SessionManager:
                 self._turn_locks[session_id] = (lock, users - 1)
 
     async def create(self, tenant: str, user: str) -> Session:
-        """A new open session for (tenant, user), with an unguessable unique id."""
+        """A new open session for (tenant, user), with an unguessable unique id, carrying the
+        short-term key facts of the customer's other open sessions (``open_contacts``)."""
         now = self.clock.now()
+        carried = await self.open_contact_facts(tenant, user)
         for _ in range(_CREATE_ATTEMPTS):
             session = Session(
                 id=session_id(user, self._key),
@@ -129,6 +137,7 @@ class SessionManager:
                 user=user,
                 created_at=now,
                 last_active=now,
+                open_contacts=list(carried),
             )
             if await self.store.save(session, create=True) is SaveResult.WRITTEN:
                 self._emit("session.created", session)
@@ -205,9 +214,40 @@ class SessionManager:
                 pass
             else:
                 if session.is_open:
+                    await self._refresh_open_contacts(session)
                     self._emit("session.resumed", session)
                     return session, True
         return await self.create(tenant, user), False
+
+    async def open_sessions(
+        self, tenant: str, user: str, *, exclude: str | None = None
+    ) -> list[Session]:
+        """The customer's open sessions within their idle time, most recently active first
+        (at most 10), without ``exclude``. Reads; expires nothing."""
+        found = await self.store.list_open(tenant, user, _OPEN_CONTACTS + 1)
+        return [
+            s
+            for s in found
+            if s.id != exclude and s.is_open and s.owned_by(tenant, user) and not self._expired(s)
+        ][:_OPEN_CONTACTS]
+
+    async def open_contact_facts(
+        self, tenant: str, user: str, *, exclude: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The short-term key facts of the customer's open sessions (but ``exclude``), each with
+        the ``session_id`` it was said in, that session's ``last_active`` as ``at`` and its
+        ``language``, without the utterance itself; the most recently active session first."""
+        return [
+            {
+                **{k: v for k, v in fact.items() if k != "text"},  # not the words said there
+                "session_id": other.id,
+                "at": other.last_active,
+                "language": other.language,
+            }
+            for other in await self.open_sessions(tenant, user, exclude=exclude)
+            for fact in other.short_term
+            if isinstance(fact, dict) and fact.get("key")
+        ]
 
     async def sweep(self, *, batch: int = 1000) -> int:
         """Finish closes and expiries a crash interrupted (their hooks run now), then expire
@@ -243,6 +283,16 @@ class SessionManager:
         await self.store.aclose()
 
     # -- internals -------------------------------------------------------------------------------
+
+    async def _refresh_open_contacts(self, session: Session) -> None:
+        """A resumed session reads its customer's other open sessions again; kept when it can be
+        written now (a turn writing meanwhile keeps the last copy, which is shown this once)."""
+        carried = await self.open_contact_facts(session.tenant, session.user, exclude=session.id)
+        if carried == session.open_contacts:
+            return
+        session.open_contacts = carried
+        if await self.store.save(session) is not SaveResult.WRITTEN:
+            _logger.info("session %s changed while resuming: open contacts not kept", session.id)
 
     def _expired(self, session: Session) -> bool:
         return self.clock.now() >= session.idle_deadline(self.settings.idle_ttl_s)

@@ -6,6 +6,8 @@ Layout under a key prefix (default ``hd:sess:``)::
     v:<id>      its version (an integer; absent for sessions written before versions: 0)
     t:<id>      a tombstone (closed session without transcript), expiring after its own time
     u:<owner>   the id of the user's latest live session (owner = digest of tenant and user)
+    o:<owner>   set: the ids of the user's live sessions (``list_open``), kept as long as any;
+                every write and touch adds its session (one from before the set joins it then)
     idle        sorted set: id → last_active, what the sweeper reads
 
 Each method is one Lua script or one command, so it is atomic and costs one round trip. ``save``
@@ -29,8 +31,8 @@ __all__ = ["RedisSessionStore"]
 
 _REFUSED = {0: SaveResult.STALE, -1: SaveResult.RETIRED, -2: SaveResult.TAKEN}
 
-# KEYS: live, idle, owner, tombstone, version. ARGV: session JSON (at the next version), id,
-# last_active, retention ms, create flag, the version the writer loaded.
+# KEYS: live, idle, owner, tombstone, version, owner's open set. ARGV: session JSON (at the
+# next version), id, last_active, retention ms, create flag, the version the writer loaded.
 # Returns the version written, or 0 (stale), -1 (not live), -2 (create: id in use).
 _SAVE = """
 local expected = tonumber(ARGV[6])
@@ -42,6 +44,8 @@ else
   if tonumber(redis.call('GET', KEYS[5]) or '0') ~= expected then return 0 end
   redis.call('PEXPIRE', KEYS[3], ARGV[4])
 end
+redis.call('SADD', KEYS[6], ARGV[2])
+redis.call('PEXPIRE', KEYS[6], ARGV[4])
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
 redis.call('SET', KEYS[5], expected + 1, 'PX', ARGV[4])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
@@ -64,6 +68,8 @@ if redis.call('PEXPIRE', KEYS[1], ARGV[3]) == 0 then return 0 end
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 redis.call('PEXPIRE', KEYS[3], ARGV[3])
 redis.call('PEXPIRE', KEYS[4], ARGV[3])
+redis.call('SADD', KEYS[5], ARGV[1])
+redis.call('PEXPIRE', KEYS[5], ARGV[3])
 return 1
 """
 
@@ -72,8 +78,48 @@ if redis.call('DEL', KEYS[1]) == 0 then return 0 end
 redis.call('DEL', KEYS[5])
 redis.call('ZREM', KEYS[2], ARGV[1])
 if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
+redis.call('SREM', KEYS[6], ARGV[1])
 if tonumber(ARGV[3]) > 0 then redis.call('SET', KEYS[4], ARGV[2], 'PX', ARGV[3]) end
 return 1
+"""
+
+# KEYS: owner's open set, owner's latest, idle. ARGV: live key prefix, version key prefix, limit.
+# Returns {json, last_active, version} for the ``limit`` most recently active live sessions
+# (ordered by their idle score; only those are read); drops ids Redis no longer holds. The
+# latest id is read too: sessions written before the set existed may only be there.
+_LIST = """
+local ids = redis.call('SMEMBERS', KEYS[1])
+local latest = redis.call('GET', KEYS[2])
+if latest then table.insert(ids, latest) end
+local seen, rows = {}, {}
+for _, id in ipairs(ids) do
+  if not seen[id] then
+    seen[id] = true
+    local score = redis.call('ZSCORE', KEYS[3], id)
+    if score then
+      table.insert(rows, {id, tonumber(score), score})
+    elseif redis.call('EXISTS', ARGV[1] .. id) == 1 then
+      table.insert(rows, {id, 0, false})
+    else
+      redis.call('SREM', KEYS[1], id)
+    end
+  end
+end
+table.sort(rows, function(a, b)
+  if a[2] ~= b[2] then return a[2] > b[2] end
+  return a[1] < b[1]
+end)
+local out = {}
+for _, row in ipairs(rows) do
+  if #out >= tonumber(ARGV[3]) then break end
+  local data = redis.call('GET', ARGV[1] .. row[1])
+  if data then
+    table.insert(out, {data, row[3], redis.call('GET', ARGV[2] .. row[1]) or false})
+  else
+    redis.call('SREM', KEYS[1], row[1])
+  end
+end
+return out
 """
 
 _IDLE = """
@@ -124,6 +170,7 @@ class RedisSessionStore:
         self._touch = self._client.register_script(_TOUCH)
         self._retire = self._client.register_script(_RETIRE)
         self._idle = self._client.register_script(_IDLE)
+        self._list = self._client.register_script(_LIST)
 
     def _keys(self, session_id: str) -> tuple[str, str, str]:
         """The live, tombstone and version keys of a session."""
@@ -133,12 +180,22 @@ class RedisSessionStore:
     def _owner_key(self, tenant: str, user: str) -> str:
         return self._prefix + "u:" + digest([tenant, user])
 
+    def _open_key(self, tenant: str, user: str) -> str:
+        return self._prefix + "o:" + digest([tenant, user])
+
     async def save(self, session: Session, *, create: bool = False) -> SaveResult:
         live, stone, version = self._keys(session.id)
         data = session.to_dict()
         data["version"] = session.version + 1
         blob = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-        keys = [live, self._idle_key, self._owner_key(session.tenant, session.user), stone, version]
+        keys = [
+            live,
+            self._idle_key,
+            self._owner_key(session.tenant, session.user),
+            stone,
+            version,
+            self._open_key(session.tenant, session.user),
+        ]
         args = [
             blob,
             session.id,
@@ -158,31 +215,31 @@ class RedisSessionStore:
         found = await self._call(
             self._load(keys=[live, self._idle_key, stone, version], args=[session_id])
         )
-        if not found:
-            return None
-        session = Session.from_dict(json.loads(found[0]))
-        if found[1] is not None:
-            session.last_active = max(session.last_active, float(found[1]))
-        if found[2] is not None:
-            session.version = int(found[2])
-        return session
+        return _session(found) if found else None
 
     async def touch(self, session: Session) -> bool:
         live, _, version = self._keys(session.id)
-        keys = [live, self._idle_key, self._owner_key(session.tenant, session.user), version]
+        keys = [
+            live,
+            self._idle_key,
+            self._owner_key(session.tenant, session.user),
+            version,
+            self._open_key(session.tenant, session.user),
+        ]
         args = [session.id, repr(session.last_active), self._keep_ms]
         return bool(await self._call(self._touch(keys=keys, args=args)))
 
     async def retire(self, session: Session, *, tombstone_s: float) -> bool:
         live, stone, version = self._keys(session.id)
         tomb = session.to_dict()
-        tomb.update(status="closed", turns=[], short_term=[])
+        tomb.update(status="closed", turns=[], short_term=[], open_contacts=[])
         keys = [
             live,
             self._idle_key,
             self._owner_key(session.tenant, session.user),
             stone,
             version,
+            self._open_key(session.tenant, session.user),
         ]
         args = [
             session.id,
@@ -194,6 +251,13 @@ class RedisSessionStore:
     async def find_open(self, tenant: str, user: str) -> str | None:
         found = await self._call(self._client.get(self._owner_key(tenant, user)))
         return str(found) if found is not None else None
+
+    async def list_open(self, tenant: str, user: str, limit: int = 20) -> list[Session]:
+        keys = [self._open_key(tenant, user), self._owner_key(tenant, user), self._idle_key]
+        args = [self._prefix + "s:", self._prefix + "v:", str(limit)]
+        found = [_session(row) for row in await self._call(self._list(keys=keys, args=args))]
+        found.sort(key=lambda s: (-s.last_active, s.id))  # the JSON's time may be the later
+        return found
 
     async def idle_before(self, cutoff: float, limit: int = 1000) -> list[str]:
         args = [repr(cutoff), str(limit), self._prefix + "s:"]
@@ -218,3 +282,13 @@ class RedisSessionStore:
     async def aclose(self) -> None:
         """Release the connection pool (only if this store created the client). Idempotent."""
         await self._redis.aclose()
+
+
+def _session(found: list[Any]) -> Session:
+    """A session from ``{json, idle score or nil, version or nil}`` (what the scripts return)."""
+    session = Session.from_dict(json.loads(found[0]))
+    if found[1] is not None:
+        session.last_active = max(session.last_active, float(found[1]))
+    if found[2] is not None:
+        session.version = int(found[2])
+    return session

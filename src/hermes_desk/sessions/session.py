@@ -65,6 +65,11 @@ class Session:
 
     ``slots`` is the dialogue state carried between turns (written by the turn pipeline);
     ``short_term`` holds short-term facts (dicts) that a destroy hook hands to memory.
+    ``open_contacts`` holds the short-term facts of the same customer's other open sessions as
+    they stood when this one was opened or resumed (:meth:`SessionManager.create`), each with
+    the ``session_id`` it was said in, that session's ``last_active`` (``at``) and ``language``:
+    shown in this session's notes, never handed to memory from here (their own session does
+    that as it ends).
 
     ``version`` is the stored version this copy was loaded at (0: never written, or written
     before sessions had versions); a successful ``SessionStore.save`` raises it by one. A turn's
@@ -80,6 +85,7 @@ class Session:
     turns: list[Turn] = field(default_factory=list)
     slots: dict[str, Any] = field(default_factory=dict)
     short_term: list[dict[str, Any]] = field(default_factory=list)
+    open_contacts: list[dict[str, Any]] = field(default_factory=list)
     summary: str = ""
     closed_at: float | None = None
     version: int = 0
@@ -94,6 +100,18 @@ class Session:
         for turn in reversed(self.turns):
             if turn.role == "user" and turn.meta and isinstance(turn.meta.get("language"), str):
                 return str(turn.meta["language"])
+        return None
+
+    @property
+    def customer_language(self) -> str | None:
+        """This session's language, else that of the customer's other open contacts (a session
+        just opened has no turns yet), else ``None``."""
+        own = self.language
+        if own is not None:
+            return own
+        for fact in self.open_contacts:
+            if isinstance(fact.get("language"), str):
+                return str(fact["language"])
         return None
 
     def owned_by(self, tenant: str, user: str) -> bool:
@@ -114,6 +132,7 @@ class Session:
             "turns": [turn.to_dict() for turn in self.turns],
             "slots": self.slots,
             "short_term": self.short_term,
+            "open_contacts": self.open_contacts,
             "summary": self.summary,
             "closed_at": self.closed_at,
             "version": self.version,
@@ -131,6 +150,7 @@ class Session:
             turns=[Turn.from_dict(t) for t in data.get("turns", [])],
             slots=dict(data.get("slots", {})),
             short_term=list(data.get("short_term", [])),
+            open_contacts=list(data.get("open_contacts", [])),
             summary=data.get("summary", ""),
             closed_at=data.get("closed_at"),
             version=int(data.get("version", 0)),
@@ -152,6 +172,7 @@ class Session:
             turns=list(self.turns),
             slots=dict(self.slots),
             short_term=list(self.short_term),
+            open_contacts=list(self.open_contacts),
             summary=self.summary,
             closed_at=self.closed_at,
             version=self.version,

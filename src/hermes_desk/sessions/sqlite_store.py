@@ -13,6 +13,8 @@ Tables (migrations namespace ``session_store``)::
                     becomes a tombstone row (``retired_until`` set, transcript dropped) or goes
     session_owners  (tenant, user) → the id of the user's latest live session
 
+The index ``live_sessions_owner`` lists a user's open sessions (``list_open``) without a scan.
+
 ``last_active`` and ``version`` are columns (``touch`` updates one column and leaves the JSON
 alone); on load they override what the JSON says. All SQL runs on the store's own
 :class:`~hermes_desk.storage.SqliteWorker` thread, never on the event loop.
@@ -57,6 +59,13 @@ MIGRATIONS: Sequence[Migration] = (
             session_id TEXT NOT NULL,
             PRIMARY KEY (tenant, user_id)
         );
+        """,
+    ),
+    Migration(
+        "0002_open_sessions_per_owner",
+        """
+        CREATE INDEX IF NOT EXISTS live_sessions_owner
+            ON live_sessions (tenant, user_id, last_active) WHERE retired_until IS NULL;
         """,
     ),
 )
@@ -173,7 +182,7 @@ class SqliteSessionStore:
 
     async def retire(self, session: Session, *, tombstone_s: float) -> bool:
         stone = session.to_dict()
-        stone.update(status="closed", turns=[], short_term=[])
+        stone.update(status="closed", turns=[], short_term=[], open_contacts=[])
         blob = _dumps(stone)
         until = self._clock.now() + tombstone_s
 
@@ -207,6 +216,23 @@ class SqliteSessionStore:
                 (tenant, user),
             ).fetchone()
             return str(found[0]) if found is not None else None
+
+        return await self._worker.run(read)
+
+    async def list_open(self, tenant: str, user: str, limit: int = 20) -> list[Session]:
+        def read(conn: sqlite3.Connection) -> list[Session]:
+            rows = conn.execute(
+                "SELECT version, last_active, data FROM live_sessions"
+                f" WHERE tenant = ? AND user_id = ? AND {_LIVE}"
+                " ORDER BY last_active DESC, id LIMIT ?",
+                (tenant, user, limit),
+            ).fetchall()
+            found = []
+            for version, last_active, data in rows:
+                session = Session.from_dict(json.loads(data))
+                session.version, session.last_active = version, last_active
+                found.append(session)
+            return found
 
         return await self._worker.run(read)
 

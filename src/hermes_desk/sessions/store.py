@@ -2,7 +2,8 @@
 
 The manager owns the lifecycle rules (ownership, idle expiry, archive, hooks); a store only keeps
 sessions and answers its questions atomically: is this id free, what is stored under it, which
-open session does this user have, and which sessions have been idle since a given time.
+open session does this user have (the latest, and all of them: an index per (tenant, user)), and
+which sessions have been idle since a given time.
 
 Writes are compare-and-set on ``Session.version``. A session is read, changed and written back;
 the write lands only if nobody wrote the session in between, so two turns that read the same
@@ -82,6 +83,12 @@ class SessionStore(Protocol):
         """The id of the latest live session created for (tenant, user), if any."""
         ...
 
+    async def list_open(self, tenant: str, user: str, limit: int = 20) -> list[Session]:
+        """Copies of the live sessions of (tenant, user), most recently active first, at most
+        ``limit``: one look-up in the store's index of open sessions per owner, never a scan.
+        Whether a listed session has passed its idle time is the manager's question."""
+        ...
+
     async def idle_before(self, cutoff: float, limit: int = 1000) -> list[str]:
         """Ids of live sessions whose ``last_active`` is at or before ``cutoff``, oldest first."""
         ...
@@ -103,7 +110,8 @@ class MemorySessionStore:
     only, so both stay cheap), so a caller changing a loaded session changes nothing until it
     saves, and the compare-and-set on ``version`` means what it says. A lock makes every method
     atomic even when threads share the store. Nothing survives the process: the service's
-    default is the SQLite store. Tombstones keep their own expiry; an index per user.
+    default is the SQLite store. Tombstones keep their own expiry; two indices per user (the
+    latest session, and every open one).
     """
 
     def __init__(self, *, clock: Clock | None = None) -> None:
@@ -111,6 +119,7 @@ class MemorySessionStore:
         self._live: dict[str, Session] = {}
         self._tombstones: dict[str, tuple[Session, float]] = {}
         self._by_user: dict[tuple[str, str], str] = {}
+        self._open: dict[tuple[str, str], set[str]] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -123,6 +132,7 @@ class MemorySessionStore:
                 if sid in self._live or self._tombstone(sid) is not None:
                     return SaveResult.TAKEN
                 self._by_user[(session.tenant, session.user)] = sid
+                self._open.setdefault((session.tenant, session.user), set()).add(sid)
             else:
                 stored = self._live.get(sid)
                 if stored is None:
@@ -156,9 +166,15 @@ class MemorySessionStore:
             key = (stored.tenant, stored.user)
             if self._by_user.get(key) == session.id:
                 del self._by_user[key]
+            owned = self._open.get(key)
+            if owned is not None:
+                owned.discard(session.id)
+                if not owned:
+                    del self._open[key]
             if tombstone_s > 0:
                 stone = session.copy()
                 stone.status, stone.turns, stone.short_term = "closed", [], []
+                stone.open_contacts = []
                 stone.version = stored.version + 1
                 self._tombstones[session.id] = (stone, self._clock.now() + tombstone_s)
             return True
@@ -166,6 +182,12 @@ class MemorySessionStore:
     async def find_open(self, tenant: str, user: str) -> str | None:
         with self._lock:
             return self._by_user.get((tenant, user))
+
+    async def list_open(self, tenant: str, user: str, limit: int = 20) -> list[Session]:
+        with self._lock:
+            found = [self._live[sid] for sid in self._open.get((tenant, user), ())]
+            found.sort(key=lambda s: (-s.last_active, s.id))
+            return [s.copy() for s in found[:limit]]
 
     async def idle_before(self, cutoff: float, limit: int = 1000) -> list[str]:
         with self._lock:

@@ -18,7 +18,12 @@ router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 
 
 async def _view(runtime: Runtime, session: Session, **extra: Any) -> dict[str, Any]:
-    notes = await runtime.memory.notes(session.tenant, session.user, lang=session.language)
+    notes = await runtime.memory.notes(
+        session.tenant,
+        session.user,
+        lang=session.customer_language,
+        open_contacts=session.open_contacts,  # the customer's other open sessions' key facts
+    )
     workflows = await runtime.workflows.for_session(session.id)
     return {
         "session_id": session.id,
