@@ -345,7 +345,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
     )
     intents = load_intent_model(pack, settings)
     sentiment = load_sentiment_model(pack, settings)
-    slot_extractor = SlotExtractor(clock)
+    slot_extractor = SlotExtractor(pack.slot_rules, clock)
 
     http = httpx.AsyncClient()
     registry, kb = load_pack_tools(

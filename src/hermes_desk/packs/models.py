@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from hermes_desk.nlu.extractors import ENGINE_KEYS
+
 __all__ = [
     "AlertRule",
     "AlertRules",
@@ -59,8 +61,13 @@ class IntentSpec(_Strict):
 
     @property
     def slot_schema(self) -> dict[str, Any]:
-        """The JSON Schema of this intent's slots, as sent to a model's JSON channel."""
-        return {"type": "object", "properties": dict(self.slots), "additionalProperties": False}
+        """The JSON Schema of this intent's slots, as sent to a model's JSON channel (without
+        the engine's own keys: ``extractor``, ``listed``, ``tail``)."""
+        properties = {
+            name: {k: v for k, v in schema.items() if k not in ENGINE_KEYS}
+            for name, schema in self.slots.items()
+        }
+        return {"type": "object", "properties": properties, "additionalProperties": False}
 
 
 class Example(_Strict):
