@@ -275,6 +275,7 @@ def _model_side(
         intent_descriptions={name: spec.description for name, spec in pack.intents.items()},
         history=history,
         max_tool_rounds=settings.llm.max_tool_rounds,
+        rules=dict(pack.manifest.rules) or None,
     )
     writer = SummaryWriter(
         chain if settings.summary.use_model else None,
@@ -387,7 +388,11 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         events=sink,
     )
     verifiers = VerifierRegistry()
-    verifiers.register("supports_*", HttpSupportsVerifier(variables["backend_url"], client=http))
+    for checked in pack.manifest.verifiers:  # facts checked against the back office
+        verifier = HttpSupportsVerifier(
+            variables["backend_url"], prefix=checked.prefix, path=checked.path, client=http
+        )
+        verifiers.register(f"{checked.prefix}*", verifier)
 
     usage = UsageLedger()
 

@@ -143,6 +143,13 @@ def load_pack(name_or_path: str | Path, *, variables: dict[str, str] | None = No
     """Load and validate a pack: a bundled name (``ecommerce``) or a folder path."""
     root = _pack_root(name_or_path)
     manifest = _model(PackManifest, _yaml(root / "pack.yaml"), root / "pack.yaml")
+    missing = [lang for lang in manifest.languages if manifest.rules and lang not in manifest.rules]
+    if missing:
+        raise PackError(
+            f"the model's rules lack the pack's languages {missing}",
+            file=str(root / "pack.yaml"),
+            field="rules",
+        )
     intents = _load_intents(root / "intents.yaml")
     slot_rules = _slot_rules(root / "intents.yaml", intents)
     arguments = _load_arguments(root / "intents.yaml")
