@@ -132,3 +132,29 @@ def test_an_order_number_means_nothing_to_this_pack(
     assert out["suggestion"]["text"] == (
         "Which line should I check? Please give me the 10-digit number."
     )
+
+
+def test_several_lines_in_one_turn_and_a_reference_to_the_second(
+    telecom: tuple[httpx.Client, list[str]],
+) -> None:
+    client, calls = telecom
+    sid = client.post("/v1/sessions", json={"user_id": CUSTOMER}).json()["session_id"]
+    both = turn(client, sid, "How much data is left on 415 555 0134 and 212-555-0188?")
+    assert both["intent"]["name"] == "data_balance"
+    assert both["slots"]["msisdn"] == LINE, "the first named is current"
+    assert both["mentions"] == {"msisdn": [LINE, "2125550188"]}, "listed: true keeps both"
+    assert calls == [f"balance {CUSTOMER} {LINE}"]
+
+    second = turn(client, sid, "and the second one?")
+    assert second["intent"]["name"] == "data_balance"
+    assert second["slots"]["msisdn"] == "2125550188"
+    assert calls[-1] == f"balance {CUSTOMER} 2125550188"
+    assert second["suggestion"]["situation"] == "not_found", "not this customer's line"
+    assert second["suggestion"]["text"] == (
+        "I could not find the line ending 0188 on your account. Could you check the number?"
+    )
+
+    asked = turn(client, sid, "I want to change my plan")
+    assert asked["intent"]["name"] == "plan_change"
+    assert asked["missing_slots"] == ["plan_id"] and asked["tool_calls"] == []
+    assert asked["suggestion"]["text"] == "Which plan would you like? Plan ids look like PL2040."
