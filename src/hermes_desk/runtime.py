@@ -284,6 +284,7 @@ def _model_side(
         intent_descriptions={name: spec.description for name, spec in pack.intents.items()},
         history=history,
         max_tool_rounds=settings.llm.max_tool_rounds,
+        rules=dict(pack.manifest.rules) or None,
     )
     writer = SummaryWriter(
         chain if settings.summary.use_model else None,
@@ -354,7 +355,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
     )
     intents = load_intent_model(pack, settings)
     sentiment = load_sentiment_model(pack, settings)
-    slot_extractor = SlotExtractor(clock)
+    slot_extractor = SlotExtractor(pack.slot_rules, clock)
 
     http = httpx.AsyncClient()
     registry, kb = load_pack_tools(
@@ -396,7 +397,11 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         events=sink,
     )
     verifiers = VerifierRegistry()
-    verifiers.register("supports_*", HttpSupportsVerifier(variables["backend_url"], client=http))
+    for checked in pack.manifest.verifiers:  # facts checked against the back office
+        verifier = HttpSupportsVerifier(
+            variables["backend_url"], prefix=checked.prefix, path=checked.path, client=http
+        )
+        verifiers.register(f"{checked.prefix}*", verifier)
 
     usage = UsageLedger()
 

@@ -73,6 +73,11 @@ def test_model_slots_fill_what_the_extractors_missed_and_the_model_words_the_rep
     assert out["suggestion"]["source"] == "openai/primary"  # type: ignore[index]
     assert out["suggestion"]["text"] == "您好，您的包裹正在路上。"  # type: ignore[index]
     assert server.requests[0].get("response_format") is not None
+    slot_prompt = str(server.requests[0]["messages"][0]["content"])
+    assert '"pattern": "^[0-9]{12}$"' in slot_prompt, "the model sees the slot's JSON Schema"
+    assert '"listed"' not in slot_prompt, "not the engine's own keys"
+    reply_prompt = str(server.requests[1]["messages"][0]["content"])
+    assert reply_prompt.startswith("你是电商客服坐席的助手"), "the pack's rules (pack.yaml)"
 
 
 def test_slot_json_that_fails_its_schema_is_ignored_and_429_falls_back_offline(

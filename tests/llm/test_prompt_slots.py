@@ -167,3 +167,16 @@ def test_the_prompt_says_what_actually_happened_in_the_turns_language() -> None:
     assert "尚未执行" in chinese.messages[0].content
     plain = build_prompt(ResponderInput(intent="order_status", language="en"))
     assert "What actually happened" not in plain.messages[0].content
+
+
+def test_the_packs_rules_open_the_prompt_in_the_turns_language() -> None:
+    from hermes_desk.llm.prompt import DEFAULT_RULES
+
+    rules = {"zh": "你是电信客服坐席的助手。", "en": "You assist a telecom agent."}
+    english = build_prompt(ResponderInput(intent="data_balance", language="en"), rules=rules)
+    chinese = build_prompt(ResponderInput(intent="data_balance", language="zh"), rules=rules)
+    assert english.messages[0].content.startswith("You assist a telecom agent.")
+    assert chinese.messages[0].content.startswith("你是电信客服坐席的助手。")
+    default = build_prompt(ResponderInput(intent="data_balance", language="en"))
+    assert default.messages[0].content.startswith(DEFAULT_RULES["en"])
+    assert "order" not in DEFAULT_RULES["en"] and "电商" not in DEFAULT_RULES["zh"]

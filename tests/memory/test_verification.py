@@ -35,8 +35,27 @@ def backend_url() -> Iterator[str]:
             raise HTTPException(404, "unknown feature")
         return {"feature": feature, "supported": SUPPORTED[feature]}
 
+    @app.get("/lines/{feature}/for/{user_id}")
+    def line_feature(user_id: str, feature: str) -> dict[str, object]:
+        return {"feature": feature, "supported": user_id == U and feature == "roaming"}
+
     with serve_in_thread(app) as url:
         yield url
+
+
+async def test_the_verifier_asks_the_path_a_pack_gives(
+    service: MemoryService, backend_url: str
+) -> None:
+    verifier = HttpSupportsVerifier(backend_url, prefix="has_", path="/lines/{feature}/for/{user}")
+    try:
+        roaming = await service.propose(T, U, "has_roaming", True, 0.9, "s1")
+        volte = await service.propose(T, U, "has_volte", True, 0.9, "s1")
+        assert await verifier.verify(roaming) is True
+        assert await verifier.verify(volte) is False
+        other = await service.propose(T, U, "supports_alipay", True, 0.9, "s1")
+        assert await verifier.verify(other) is None, "another prefix is not its to check"
+    finally:
+        await verifier.aclose()
 
 
 async def test_pending_facts_are_verified_or_rejected_by_the_backend(

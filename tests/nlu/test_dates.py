@@ -7,7 +7,10 @@ from datetime import date
 import pytest
 
 from hermes_desk.nlu import SlotExtractor, find_dates
+from hermes_desk.packs import load_pack
 from hermes_desk.testing import FakeClock
+
+RULES = load_pack("ecommerce").slot_rules
 
 TODAY = date(2026, 5, 28)  # a Thursday
 
@@ -82,12 +85,12 @@ def test_invalid_calendar_dates_are_ignored() -> None:
 def test_extractor_resolves_against_injected_clock_in_its_timezone() -> None:
     # 2026-05-28 20:26:40 UTC is already 29 May in Shanghai.
     clock = FakeClock(1_780_000_000.0)
-    assert SlotExtractor(clock, "Asia/Shanghai").extract("昨天")["date"] == "2026-05-28"
-    assert SlotExtractor(clock, "UTC").extract("昨天")["date"] == "2026-05-27"
+    assert SlotExtractor(RULES, clock, "Asia/Shanghai").extract("昨天")["date"] == "2026-05-28"
+    assert SlotExtractor(RULES, clock, "UTC").extract("昨天")["date"] == "2026-05-27"
     clock.advance(86_400)
-    assert SlotExtractor(clock, "Asia/Shanghai").extract("yesterday")["date"] == "2026-05-29"
+    assert SlotExtractor(RULES, clock, "Asia/Shanghai").extract("yesterday")["date"] == "2026-05-29"
 
 
 def test_several_dates_are_all_listed() -> None:
-    slots = SlotExtractor(FakeClock(1_780_000_000.0), "UTC").extract("从昨天到明天")
+    slots = SlotExtractor(RULES, FakeClock(1_780_000_000.0), "UTC").extract("从昨天到明天")
     assert slots["dates"] == ["2026-05-27", "2026-05-29"]

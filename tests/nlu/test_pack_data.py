@@ -9,7 +9,10 @@ from pathlib import Path
 import yaml
 
 from hermes_desk.nlu import SlotExtractor, load_conversations, load_examples
+from hermes_desk.packs import load_pack
 from hermes_desk.testing import FakeClock
+
+RULES = load_pack("ecommerce").slot_rules
 
 PACK = Path(__file__).resolve().parents[2] / "src" / "hermes_desk" / "packs" / "ecommerce"
 
@@ -28,7 +31,7 @@ def test_pack_training_file() -> None:
 
 
 def test_annotated_slots_match_the_extractors() -> None:
-    extractor = SlotExtractor(FakeClock())
+    extractor = SlotExtractor(RULES, FakeClock())
     annotated = [e for e in load_examples(PACK / "nlu.jsonl") if e.slots]
     assert annotated
     for e in annotated:

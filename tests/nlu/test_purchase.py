@@ -8,13 +8,16 @@ import pytest
 
 from hermes_desk.nlu import SlotExtractor
 from hermes_desk.nlu.slot_eval import _FixedDay
+from hermes_desk.packs import load_pack
+
+RULES = load_pack("ecommerce").slot_rules
 
 TODAY = date(2024, 6, 1)  # a Saturday
 
 
 @pytest.fixture
 def extract() -> SlotExtractor:
-    return SlotExtractor(_FixedDay(TODAY, "Asia/Shanghai"))
+    return SlotExtractor(RULES, _FixedDay(TODAY, "Asia/Shanghai"))
 
 
 @pytest.mark.parametrize(

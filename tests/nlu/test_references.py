@@ -10,6 +10,9 @@ import pytest
 from hermes_desk.nlu import DialogueState, SlotExtractor, find_reference, normalise_ids
 from hermes_desk.nlu.references import Reference, resolve_reference
 from hermes_desk.nlu.slot_eval import _FixedDay
+from hermes_desk.packs import load_pack
+
+RULES = load_pack("ecommerce").slot_rules
 
 A, B, C = "202405201234", "202405181001", "202405250077"
 
@@ -90,7 +93,7 @@ def test_resolving_against_the_ids_named() -> None:
 
 @pytest.fixture
 def extractor() -> SlotExtractor:
-    return SlotExtractor(_FixedDay(date(2024, 6, 1), "Asia/Shanghai"))
+    return SlotExtractor(RULES, _FixedDay(date(2024, 6, 1), "Asia/Shanghai"))
 
 
 def take(state: DialogueState, extractor: SlotExtractor, text: str) -> dict[str, object]:

@@ -85,6 +85,59 @@ def _replace(path: Path, old: str, new: str) -> None:
         ("compliance.yaml", "action: mask", "action: shout", ["compliance.yaml", "action"]),
         ("compliance.yaml", '"1[3-9][0-9]{9}"', '"1[3-9"', ["compliance.yaml", "patterns"]),
         ("pack.yaml", "version: 1", "version: zero", ["pack.yaml", "version"]),
+        (
+            "intents.yaml",
+            'extractor: {name: phone, country_code: "86", groups: [3, 4, 4]}',
+            'extractor: {name: phone, country_code: "86"}',
+            ["intents.yaml", "password_reset", "slots.phone.extractor.groups"],
+        ),
+        (
+            "intents.yaml",
+            "extractor: reason}",
+            "extractor: sentiment}",
+            ["intents.yaml", "return_exchange", "slots.reason.extractor", "unknown extractor"],
+        ),
+        (
+            "intents.yaml",
+            "extractor: amount}",
+            "extractor: {name: amount, currency: EUR}}",
+            ["intents.yaml", "return_exchange", "slots.amount.extractor", "currency"],
+        ),
+        (
+            "intents.yaml",
+            'pattern: "^[0-9]{12}$", listed: true}',
+            'pattern: "(^[0-9]{12}$", listed: true}',
+            ["intents.yaml", "order_status", "slots.order_id.pattern"],
+        ),
+        (
+            "intents.yaml",
+            "listed: true}\n  password_reset",
+            "listed: false}\n  password_reset",
+            [
+                "intents.yaml",
+                "complaint",
+                "slots.order_id",
+                "otherwise under intent 'order_status'",
+            ],
+        ),
+        (
+            "intents.yaml",
+            "  query: text",
+            "  query: utterance",
+            ["intents.yaml", "arguments.query"],
+        ),
+        (
+            "pack.yaml",
+            "  en: >-\n    You assist",
+            "  fr: >-\n    You assist",
+            ["pack.yaml", "rules", "['en']"],
+        ),
+        (
+            "pack.yaml",
+            'path: "/users/{user}/supports/{feature}"',
+            'path: "/users/{user}/supports/{thing}"',
+            ["pack.yaml", "verifiers.0.path", "thing"],
+        ),
     ],
 )
 def test_bad_pack_files_are_refused_naming_file_and_field(
@@ -95,6 +148,31 @@ def test_bad_pack_files_are_refused_naming_file_and_field(
         load_pack(pack_copy)
     for fragment in fragments:
         assert fragment in str(info.value)
+
+
+def test_the_bundled_pack_chooses_each_slots_extractor_from_its_schema() -> None:
+    pack = load_pack("ecommerce")
+    chosen = {name: rule.extractor for name, rule in pack.slot_rules.items()}
+    assert chosen == {
+        "order_id": "pattern",
+        "date": "date",
+        "amount": "amount",
+        "reason": "reason",
+        "product": "product",
+        "purchase_date": "purchase_date",
+        "phone": "phone",
+        "sms_code": "none",
+    }
+    assert {n for n, r in pack.slot_rules.items() if r.listed} == {"order_id", "phone"}
+    assert pack.slot_rules["phone"].tail == 4
+    assert pack.turn_arguments(user="u1", text="hi") == {
+        "user_id": "u1", "query": "hi", "summary": "hi", "note": "hi"
+    }  # fmt: skip
+    schema = pack.intents["password_reset"].slot_schema["properties"]["phone"]
+    assert "extractor" not in schema and "listed" not in schema and "tail" not in schema
+    assert schema["pattern"] == "^1[3-9][0-9]{9}$", "the model sees the JSON Schema alone"
+    assert [v.prefix for v in pack.manifest.verifiers] == ["supports_"]
+    assert set(pack.manifest.rules) == {"zh", "en"}
 
 
 def test_bad_training_line_is_refused_with_its_line_number(pack_copy: Path) -> None:

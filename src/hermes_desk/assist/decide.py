@@ -86,12 +86,8 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
         )
     if missing:
         return Plan(intent.name, "required slots missing", missing_slots=missing)
-    context = {
-        "user_id": user,
-        "query": reading.text,
-        "summary": reading.text,
-        "note": reading.text,
-    }
+    # Arguments that come from the turn, not from slots (the pack's ``arguments``).
+    context = pack.turn_arguments(user=user, text=reading.text)
     lookups: list[Lookup] = []
     writes: list[ProposedWrite] = []
     for name in intent.calls:

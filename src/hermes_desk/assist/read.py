@@ -87,7 +87,7 @@ class TurnReaderStage:
             proposed = await self.model_slots.extract(
                 text,
                 intent=intent.name,
-                schema=intent.slots,
+                schema=intent.slot_schema["properties"],  # JSON Schema alone, no engine keys
                 language=language,
                 request_id=session.id,
             )

@@ -62,8 +62,19 @@ class TurnSuggester:
         session: Session,
     ) -> Suggestion:
         workflows = self.pack.workflows if self.pack is not None else {}
+        tails = (
+            {name: rule.tail for name, rule in self.pack.slot_rules.items() if rule.tail}
+            if self.pack is not None
+            else {}
+        )
         facts = facts_of(
-            reading, plan, acting, remembered, workflows=workflows, explain=self.explain
+            reading,
+            plan,
+            acting,
+            remembered,
+            workflows=workflows,
+            explain=self.explain,
+            tails=tails,
         )
         text, link = await self.responder.suggest(facts, session)
         situation = situation_for(facts)
@@ -115,6 +126,7 @@ def facts_of(
     *,
     workflows: Mapping[str, Any] | None = None,
     explain: Explain | None = None,
+    tails: Mapping[str, int] | None = None,
 ) -> ResponderInput:
     """The structured facts of the turn, for the model prompt and the offline templates.
 
@@ -122,31 +134,30 @@ def facts_of(
         workflows: the pack's workflow definitions (how many tries a waiting slot has).
         explain: what a proposal will do, in a language (a proposal made in another language
             of the conversation reads in this turn's).
+        tails: slots whose last characters replies may show, and how many (the pack's
+            ``tail``: ``phone`` → 4 gives ``{phone_tail}``).
     """
     shown: dict[str, Any] = dict(reading.slots)
     if remembered.preferences:
         shown["preferences"] = ("；" if reading.language == "zh" else "; ").join(
             remembered.preferences
         )
-    # The conversation's phone, also under another intent's turn; one said earlier is carried
-    # masked (139****5678): its tail still reads back.
-    number = reading.slots.get("phone") or reading.state.slots.get("phone")
-    if isinstance(number, str):
-        shown["phone_tail"] = number[-4:]
+    # The conversation's phone (any slot with a ``tail``), also under another intent's turn;
+    # one said earlier is carried masked (139****5678): its tail still reads back.
+    for slot, length in (tails or {}).items():
+        number = reading.slots.get(slot) or reading.state.slots.get(slot)
+        if isinstance(number, str):
+            shown[f"{slot}_tail"] = number[-length:]
     outputs: dict[str, Any] = {}
     view = acting.workflow
     if view is not None:  # a workflow's step results read like tool results in templates
         outputs.update({s.tool: s.output for s in view.steps if s.tool and s.output})
-        phone = next(
-            (
-                s.output.get("phone_tail")
-                for s in view.steps
-                if s.output and "phone_tail" in s.output
-            ),
-            None,
-        )
-        if phone and "phone_tail" not in shown:
-            shown["phone_tail"] = phone
+        # A step that answers with a tail (``phone_tail``) shows it when no slot gave it.
+        for step in view.steps:
+            output = step.output if isinstance(step.output, Mapping) else {}
+            for key, value in output.items():
+                if key.endswith("_tail") and value and key not in shown:
+                    shown[key] = value
     outputs.update({n: r.result for n, r in acting.results.items() if r.ok})
     pending = [p for p in acting.proposals if p.pending]
     if plan.situation == "act_confirmation_pending":

@@ -112,17 +112,22 @@ def evaluate(
             "resolved against when scoring slots (default: today)"
         ),
     ] = None,
+    config: Annotated[
+        Path | None, typer.Option(help="YAML settings file (its pack's slot extractors)")
+    ] = None,
 ) -> None:
     """Accuracy, in-scope accuracy, macro-F1, per-intent P/R/F1, oos recall, confusions,
     latency; slot P/R/F1 and date-value accuracy when the data has slots."""
     from rich.console import Console
     from rich.progress import Progress
 
+    from hermes_desk.cli.settings_option import load_settings
     from hermes_desk.config import NluSettings
     from hermes_desk.nlu import evaluate as run_evaluation
     from hermes_desk.nlu import load_classifier, load_examples
     from hermes_desk.nlu.slot_eval import extractor_for, score_slots
     from hermes_desk.nlu.threshold import model_threshold
+    from hermes_desk.packs import load_pack
 
     day = _parse_day(today)
     try:
@@ -140,7 +145,8 @@ def evaluate(
             report = run_evaluation(
                 classifier, examples, threshold=th, progress=lambda n: bar.advance(task, n)
             )
-        slots = score_slots(examples, extractor_for(day), day)
+        rules = load_pack(load_settings(config).service.pack).slot_rules
+        slots = score_slots(examples, extractor_for(rules, day), day)
     except HermesError as exc:
         _fail(exc)
     if as_json:
@@ -191,11 +197,12 @@ def conversations(
     show_progress()
     try:
         convs = load_conversations(data)
-        reader = load_intent_model(load_pack(settings.service.pack), settings)
+        pack = load_pack(settings.service.pack)
+        reader = load_intent_model(pack, settings)
         reports = evaluate_conversation_modes(reader, convs, threshold=settings.nlu.oos_threshold)
     except HermesError as exc:
         _fail(exc)
-    slots = score_conversation_slots(convs, day)
+    slots = score_conversation_slots(convs, pack.slot_rules, day)
     if as_json:
         figures: dict[str, object] = {k: r.to_dict() for k, r in reports.items()}
         if slots is not None:

@@ -17,15 +17,17 @@ from hermes_desk.llm.messages import Message, ResponderInput
 
 __all__ = ["DEFAULT_RULES", "Prompt", "TurnLike", "build_prompt", "tool_name"]
 
+#: The system rules when the pack gives none (``pack.yaml`` → ``rules``); a pack says what
+#: its business is and what a reply must never invent.
 DEFAULT_RULES = {
     "zh": (
-        "你是电商客服坐席的助手，为坐席起草下一句回复。只依据下面给出的事实、查询结果和客户备注"
-        "作答，不要编造订单、物流或金额信息。需要查询时只调用提供的工具，参数必须严格符合其"
+        "你是客服坐席的助手，为坐席起草下一句回复。只依据下面给出的事实、查询结果和客户备注"
+        "作答，不要编造记录、数据或金额信息。需要查询时只调用提供的工具，参数必须严格符合其"
         "JSON Schema；信息不足时先询问缺少的信息。回复简洁、礼貌，使用中文。"
     ),
     "en": (
         "You assist a customer-service agent by drafting the agent's next reply. Use only the "
-        "facts, look-up results and customer notes below; never invent orders, shipments or "
+        "facts, look-up results and customer notes below; never invent records, figures or "
         "amounts. When a look-up is needed call only the tools provided, with arguments that "
         "match their JSON Schema exactly; when information is missing, ask for it. Be brief "
         "and polite."
@@ -127,7 +129,7 @@ def build_prompt(
     history: Sequence[TurnLike | Message] = (),
     tools: Sequence[Mapping[str, Any]] = (),
     allowed_tools: Collection[str] | None = None,
-    rules: str | None = None,
+    rules: str | Mapping[str, str] | None = None,
     intent_description: str | None = None,
 ) -> Prompt:
     """The prompt for one turn.
@@ -138,11 +140,14 @@ def build_prompt(
         history: the trimmed conversation, oldest first.
         tools: function schemas of the candidate tools (``ToolRegistry.model_schemas()``).
         allowed_tools: the intent's tool list; ``None`` keeps every given tool, empty keeps none.
-        rules: the system rules (default: :data:`DEFAULT_RULES` for the language).
+        rules: the system rules, one text or one per language (the pack's ``rules``; default
+            :data:`DEFAULT_RULES` for the language).
         intent_description: the pack's description of the intent.
     """
     language = facts.language if facts.language in _LABELS else "en"
     labels = _LABELS[language]
+    if isinstance(rules, Mapping):
+        rules = rules.get(facts.language) or rules.get(language)
     lines = [rules or DEFAULT_RULES[language], ""]
     intent = facts.intent + (f"（{intent_description}）" if intent_description else "")
     lines.append(f"{labels['intent']}: {intent}")

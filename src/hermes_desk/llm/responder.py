@@ -58,7 +58,7 @@ class ModelResponder:
         intent_descriptions: intent → description, for the prompt.
         history: session → the (trimmed) turns the prompt carries; default the last 8.
         max_tool_rounds: model ↔ tools round trips per turn.
-        rules: system rules (default per language).
+        rules: system rules, one text or one per language (default per language).
     """
 
     def __init__(
@@ -71,7 +71,7 @@ class ModelResponder:
         intent_descriptions: Mapping[str, str] | None = None,
         history: Callable[[Any], Sequence[TurnLike]] | None = None,
         max_tool_rounds: int = 2,
-        rules: str | None = None,
+        rules: str | Mapping[str, str] | None = None,
     ) -> None:
         self._chain = chain
         self._offline = offline

@@ -50,7 +50,9 @@ class VerifierRegistry:
 
 
 class HttpSupportsVerifier:
-    """``supports_<feature>`` facts, checked with ``GET {base}/users/{user}/supports/{feature}``.
+    """``<prefix><feature>`` facts, checked with ``GET {base}{path}``; the path (a pack's
+    ``verifiers`` entry; by default ``/users/{user}/supports/{feature}``) names the customer
+    and the feature.
 
     The backend answers ``{"feature": ..., "supported": bool}``; the fact holds when its value
     (truthy or not) agrees. A 404 means the feature is unknown: not supported.
@@ -61,11 +63,13 @@ class HttpSupportsVerifier:
         base_url: str,
         *,
         prefix: str = "supports_",
+        path: str = "/users/{user}/supports/{feature}",
         timeout_s: float = 3.0,
         client: httpx.AsyncClient | None = None,
     ) -> None:
         self._base = base_url.rstrip("/")
         self._prefix = prefix
+        self._path = path
         self._client = client or httpx.AsyncClient(timeout=timeout_s)
         self._owns_client = client is None
 
@@ -73,9 +77,8 @@ class HttpSupportsVerifier:
         if not fact.key.startswith(self._prefix):
             return None
         feature = fact.key[len(self._prefix) :]
-        url = (
-            f"{self._base}/users/{quote(fact.user_id, safe='')}/supports/{quote(feature, safe='')}"
-        )
+        path = self._path.format(user=quote(fact.user_id, safe=""), feature=quote(feature, safe=""))
+        url = f"{self._base}{path}"
         try:
             response = await self._client.get(url)
         except httpx.HTTPError as exc:

@@ -17,6 +17,7 @@ from hermes_desk.nlu.evaluate import (
     evaluate_conversations,
 )
 from hermes_desk.nlu.examples import Conversation, Example, load_conversations, load_examples
+from hermes_desk.nlu.extractors import EXTRACTORS, SlotRule, rule_for
 from hermes_desk.nlu.intent import (
     CLASSIFIER_KINDS,
     OOS,
@@ -28,7 +29,7 @@ from hermes_desk.nlu.intent import (
 )
 from hermes_desk.nlu.model_slots import RejectedSlot, merge_model_slots
 from hermes_desk.nlu.references import Reference, find_reference, normalise_ids
-from hermes_desk.nlu.slots import LISTED_SLOTS, SlotExtractor, extract_durations
+from hermes_desk.nlu.slots import SlotExtractor, extract_durations, slot_rules
 from hermes_desk.nlu.state import (
     DialogueState,
     ResolvedIntent,
@@ -40,7 +41,7 @@ from hermes_desk.nlu.state import (
 
 __all__ = [
     "CLASSIFIER_KINDS",
-    "LISTED_SLOTS",
+    "EXTRACTORS",
     "OOS",
     "ContextModel",
     "Conversation",
@@ -56,6 +57,7 @@ __all__ = [
     "RejectedSlot",
     "ResolvedIntent",
     "SlotExtractor",
+    "SlotRule",
     "TurnReader",
     "apply_threshold",
     "build_classifier",
@@ -76,5 +78,7 @@ __all__ = [
     "merge_model_slots",
     "normalise_ids",
     "request_act",
+    "rule_for",
+    "slot_rules",
     "train_turn_reader",
 ]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -63,15 +63,24 @@ _EN_OTHER = re.compile(
 _EN_THIS = re.compile(rf"\b(?:this|that|the\s+same)\s+{_EN_THING}\b", re.IGNORECASE)
 
 
-def normalise_ids(text: str, *, lengths: Sequence[int] = (12,)) -> str:
+def normalise_ids(
+    text: str,
+    *,
+    lengths: Sequence[int] = (12,),
+    accept: Callable[[str], bool] | None = None,
+) -> str:
     """``text`` with full-width characters made ASCII (NFKC) and digit groups whose digits
     together have one of ``lengths`` written as one run ("订单号 2024-0520-1234" → "订单号
-    202405201234"). Other groups (phone numbers, dates, amounts) stay as they are."""
+    202405201234"). Other groups (phone numbers, dates, amounts) stay as they are.
+
+    ``accept``, when given, decides instead of ``lengths`` which runs of digits are ids (the
+    slot extractor passes its slots' patterns)."""
     text = unicodedata.normalize("NFKC", text).translate(_DASHES)
 
     def join(m: re.Match[str]) -> str:
         digits = re.sub(r"\D", "", m.group(0))
-        return digits if len(digits) in lengths else m.group(0)
+        keep = accept(digits) if accept is not None else len(digits) in lengths
+        return digits if keep else m.group(0)
 
     return _GROUPS.sub(join, text)
 

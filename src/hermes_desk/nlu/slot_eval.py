@@ -5,9 +5,10 @@ A slot counts as found when the extractor returns the same name with the same va
 after normalisation: a slot whose name contains ``date`` (``date``, ``datetime``,
 ``startDate_date`` …) is a date and compares as the day it means (an ISO date stays as it is,
 a mention such as 明天 or "next Friday" is resolved against ``today``); ``amount`` compares as a
-number (``35元`` = 35); ``order_id`` and ``phone`` as their digits; anything else as its
-NFKC-normalised, lower-cased text. The extractors know ``order_id``, ``phone``, ``amount`` and
-``date``: other slot names in the data count as missed, which is the honest figure for them.
+number (``35元`` = 35); digits (ids, phone numbers, however grouped) as their digits; anything
+else as its NFKC-normalised, lower-cased text. The extractors are the pack's (each slot's,
+chosen from its schema): slot names the pack does not extract count as missed, which is the
+honest figure for them.
 
 Date-value accuracy: the share of annotated date slots whose day the extractor found.
 """
@@ -17,13 +18,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from typing import Any
 
 from hermes_desk.nlu.dates import find_dates, resolve_timezone
 from hermes_desk.nlu.examples import Conversation, Example
+from hermes_desk.nlu.extractors import SlotRule, extract_amounts
 from hermes_desk.nlu.numbers import parse_number
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
 Extract = Callable[[str], dict[str, Any]]
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _DIGITS = re.compile(r"\D")
+_NUMBER_LIKE = re.compile(r"\+?\d[\d\s\-]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,11 +96,12 @@ class _FixedDay:
         return 0.0
 
 
-def extractor_for(today: date, tz: str = "Asia/Shanghai") -> Extract:
-    """The service's slot extractor with relative dates resolved against ``today``."""
+def extractor_for(rules: Mapping[str, SlotRule], today: date, tz: str = "Asia/Shanghai") -> Extract:
+    """The service's slot extractor for a pack's ``rules`` (``Pack.slot_rules``), with
+    relative dates resolved against ``today``."""
     from hermes_desk.nlu.slots import SlotExtractor
 
-    return SlotExtractor(_FixedDay(today, tz), tz).extract
+    return SlotExtractor(rules, _FixedDay(today, tz), tz).extract
 
 
 def _is_date(name: str) -> bool:
@@ -112,12 +116,10 @@ def _canonical(name: str, value: Any, today: date) -> str:
         found = find_dates(text, today)
         return found[0].iso if found else text.lower()
     if name == "amount":
-        from hermes_desk.nlu.slots import extract_amounts
-
         amounts = extract_amounts(text)
         number = amounts[0] if amounts else parse_number(text)
         return text.lower() if number is None else f"{float(number):g}"
-    if name in ("order_id", "phone"):
+    if _NUMBER_LIKE.fullmatch(text):  # an id or a phone, however grouped
         return _DIGITS.sub("", text)
     return text.lower()
 
@@ -213,15 +215,19 @@ def _same(name: str, expected: Any, got: Any, today: date) -> bool:
 
 
 def score_conversation_slots(
-    conversations: Sequence[Conversation], today: date, tz: str = "Asia/Shanghai"
+    conversations: Sequence[Conversation],
+    rules: Mapping[str, SlotRule],
+    today: date,
+    tz: str = "Asia/Shanghai",
 ) -> ConversationSlotReport | None:
-    """Run each conversation through the service's slot extractor and dialogue state
+    """Run each conversation through the pack's slot extractor (``rules``: ``Pack.slot_rules``)
+    and the dialogue state
     (:meth:`~hermes_desk.nlu.DialogueState.take`) and score the turns' labelled ``slots``;
     None when no turn labels any."""
     from hermes_desk.nlu.slots import SlotExtractor
     from hermes_desk.nlu.state import DialogueState
 
-    extractor = SlotExtractor(_FixedDay(today, tz), tz)
+    extractor = SlotExtractor(rules, _FixedDay(today, tz), tz)
     right: Counter[str] = Counter()
     total: Counter[str] = Counter()
     misses: list[dict[str, Any]] = []

@@ -1,47 +1,28 @@
-"""Deterministic slot extractors: order ids, phone numbers, amounts, dates and durations, and
-what was bought (product, purchase date, reason: :mod:`hermes_desk.nlu.purchase`).
+"""Deterministic slot extraction, driven by the pack's slot schemas.
 
-These run before any model and their values are format-checked, so they win over the model
-channel (see :mod:`hermes_desk.nlu.model_slots`). Ids written in groups or in full-width
-digits ("2024-0520-1234", "２０２４…") are normalised first
-(:func:`~hermes_desk.nlu.references.normalise_ids`).
+Each slot's extractor is chosen from its JSON Schema in the pack's ``intents.yaml`` (a named
+``extractor``, ``format: date`` or a ``pattern``; see :mod:`hermes_desk.nlu.extractors`). These
+run before any model and their values are format-checked, so they win over the model channel
+(see :mod:`hermes_desk.nlu.model_slots`). Ids written in groups or in full-width digits
+("2024-0520-1234", "２０２４…") are normalised first when together they match a ``pattern``
+slot (:func:`~hermes_desk.nlu.references.normalise_ids`).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from datetime import date
+from collections.abc import Mapping
 from typing import Any
 
 from hermes_desk.clock import Clock
-from hermes_desk.nlu.dates import find_dates, resolve_timezone, today_in
+from hermes_desk.nlu.dates import resolve_timezone, today_in
+from hermes_desk.nlu.extractors import EXTRACTORS, SlotRule, TurnText, extract_amounts, rule_for
 from hermes_desk.nlu.numbers import NUMBER_PATTERN, parse_number
-from hermes_desk.nlu.purchase import find_product, find_purchase_date, find_reason
 from hermes_desk.nlu.references import normalise_ids
 
-__all__ = [
-    "LISTED_SLOTS",
-    "SlotExtractor",
-    "extract_amounts",
-    "extract_durations",
-    "extract_order_ids",
-    "extract_phones",
-]
+__all__ = ["SlotExtractor", "extract_amounts", "extract_durations", "slot_rules"]
 
-# Exactly 12 digits, not part of a longer digit run.
-_ORDER_ID = re.compile(r"(?<!\d)(\d{12})(?!\d)")
-# Mainland mobile: 1[3-9] + 9 digits, optionally +86/86, spaces or dashes in 3-4-4 groups.
-_PHONE = re.compile(
-    r"(?<![\d+])(?:(?:\+|00)?86[\s-]?)?(1[3-9]\d)[\s-]?(\d{4})[\s-]?(\d{4})(?![\d])"
-)
-_CURRENCY_BEFORE = r"(?:¥|￥|RMB|CNY|\$|USD|US\$)"
-_CURRENCY_AFTER = r"(?:元|块钱|块|圆|rmb|yuan|RMB|CNY|dollars?|bucks|usd|USD)"
-_AMOUNT = re.compile(
-    rf"{_CURRENCY_BEFORE}\s*(\d[\d,]*(?:\.\d+)?)"
-    rf"|(?<![\d.])({NUMBER_PATTERN})\s*{_CURRENCY_AFTER}",
-    re.IGNORECASE,
-)
 _DURATION = re.compile(
     rf"({NUMBER_PATTERN}|a|an|one|two|three|four|five|six|seven|eight|nine|ten)\s*"
     r"(?:个)?\s*(天|日|周|星期|礼拜|小时|days?|weeks?|hours?)(?![a-z])(?!\s*(?:前|以前|之前|后|以后|之后))(?!\s*ago\b)",
@@ -49,38 +30,6 @@ _DURATION = re.compile(
 )
 _EN_SMALL = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
 _EN_SMALL |= {"six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
-
-
-#: Slots of which one turn may name several values; all are kept, in order (``mentions``).
-LISTED_SLOTS = ("order_id", "phone")
-_ORDER_ID_LENGTHS = (12,)
-
-
-def _normalise(text: str) -> str:
-    # Full-width digits and letters (１２３, ＋８６) become ASCII; grouped ids are joined.
-    return normalise_ids(unicodedata.normalize("NFKC", text), lengths=_ORDER_ID_LENGTHS)
-
-
-def extract_order_ids(text: str) -> list[str]:
-    """12-digit order ids, in order of appearance, without duplicates."""
-    return list(dict.fromkeys(_ORDER_ID.findall(_normalise(text))))
-
-
-def extract_phones(text: str) -> list[str]:
-    """Mainland mobile numbers as 11 plain digits (``+86 138-0013-8000`` → ``13800138000``)."""
-    found = ["".join(m.groups()) for m in _PHONE.finditer(_normalise(text))]
-    return list(dict.fromkeys(found))
-
-
-def extract_amounts(text: str) -> list[float]:
-    """Money amounts: ``¥35.5``, ``35元``, ``三百五十块``, ``$20``, ``20 dollars``."""
-    amounts: list[float] = []
-    for m in _AMOUNT.finditer(_normalise(text)):
-        raw = (m.group(1) or m.group(2)).replace(",", "")
-        value = parse_number(raw)
-        if value is not None:
-            amounts.append(value)
-    return amounts
 
 
 def _count(token: str) -> float | None:
@@ -95,7 +44,7 @@ def extract_durations(text: str) -> dict[str, float]:
     ago) are dates, not durations, and are left out. The largest value of each unit wins.
     """
     out: dict[str, float] = {}
-    for m in _DURATION.finditer(_normalise(text)):
+    for m in _DURATION.finditer(unicodedata.normalize("NFKC", text)):
         n = _count(m.group(1))
         if n is None:
             continue
@@ -111,66 +60,97 @@ def extract_durations(text: str) -> dict[str, float]:
     return out
 
 
-def _year_before(day: date) -> date:
-    try:
-        return day.replace(year=day.year - 1)
-    except ValueError:  # 29 February
-        return day.replace(year=day.year - 1, day=28)
+def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each span (merged where they overlap) replaced by one space."""
+    parts: list[str] = []
+    at = 0
+    for start, end in sorted(spans):
+        if start < at:  # overlaps the span just blanked
+            at = max(at, end)
+            continue
+        parts.extend((text[at:start], " "))
+        at = end
+    parts.append(text[at:])
+    return "".join(parts)
+
+
+def slot_rules(slots: Mapping[str, Mapping[str, Any]]) -> dict[str, SlotRule]:
+    """The extraction rule of each slot (``slots``: name → JSON Schema).
+
+    Raises:
+        ValueError: a schema whose extraction fields are wrong (the message names the field).
+    """
+    return {name: rule_for(name, schema) for name, schema in slots.items()}
 
 
 class SlotExtractor:
-    """Pulls format-checked slot values out of an utterance.
+    """Pulls format-checked slot values out of an utterance, for the slots of a pack.
 
     Args:
+        rules: the extraction rule of each slot (:func:`slot_rules`; a loaded pack has them as
+            ``Pack.slot_rules``).
         clock: source of "now"; relative dates (昨天, last Friday) are resolved against it.
         tz: time-zone name used to turn ``clock.now()`` into today's date.
     """
 
-    def __init__(self, clock: Clock, tz: str = "Asia/Shanghai") -> None:
+    def __init__(
+        self, rules: Mapping[str, SlotRule], clock: Clock, tz: str = "Asia/Shanghai"
+    ) -> None:
         self._clock = clock
         self._tz = resolve_timezone(tz)
+        active = [r for r in rules.values() if EXTRACTORS[r.extractor].kind != "none"]
+        self._claims = [r for r in active if EXTRACTORS[r.extractor].kind == "claim"]
+        self._reads = [r for r in active if EXTRACTORS[r.extractor].kind == "read"]
+        self._joined = [r for r in self._claims if r.extractor == "pattern"]
+        self._listed = [r for r in active if r.listed]
+
+    @property
+    def listed(self) -> tuple[str, ...]:
+        """Slots of which one turn may name several values; all are kept, in order."""
+        return tuple(r.slot for r in self._listed)
+
+    def _normalise(self, text: str) -> str:
+        # Full-width digits and letters (１２３, ＋８６) become ASCII; digit groups that
+        # together make a value of a pattern slot are joined.
+        return normalise_ids(unicodedata.normalize("NFKC", text), accept=self._is_id)
+
+    def _is_id(self, digits: str) -> bool:
+        return any(rule.accepts(digits) for rule in self._joined)
+
+    def _values(self, rule: SlotRule, text: TurnText) -> list[Any]:
+        return list(dict.fromkeys(f.value for f in EXTRACTORS[rule.extractor].run(text, rule)))
 
     def mentions(self, text: str) -> dict[str, list[str]]:
-        """Every value of the :data:`LISTED_SLOTS` in ``text``, in order ("我有两个订单，A和B"
-        → ``{"order_id": [A, B]}``); slots with no value are absent."""
-        text = _normalise(text)
-        found = {"order_id": extract_order_ids(text), "phone": extract_phones(text)}
-        return {name: values for name, values in found.items() if values}
+        """Every value of each listed slot in ``text``, in order ("我有两个订单，A和B" →
+        ``{"order_id": [A, B], "phone": []}``); a listed slot with no value has an empty list."""
+        turn = TurnText(self._normalise(text), self._today())
+        return {rule.slot: self._values(rule, turn) for rule in self._listed}
+
+    def _today(self) -> Any:
+        return today_in(self._clock, self._tz)
 
     def extract(self, text: str) -> dict[str, Any]:
-        """Slots found in ``text``: ``order_id`` (the first one named), ``phone``, ``amount``,
-        ``date`` (ISO), ``dates`` when several dates are mentioned, and for a purchase
-        ``product``, ``purchase_date`` (ISO; never in the future) and ``reason``. Keys are
-        absent when nothing was found."""
-        text = _normalise(text)
+        """Slots found in ``text``: the first value of each slot, and under the slot's plural
+        (``dates``) every one when its extractor gives several (dates). Keys are absent when
+        nothing was found."""
+        normalised = self._normalise(text)
+        today = self._today()
+        whole = TurnText(normalised, today)
         slots: dict[str, Any] = {}
-        orders = extract_order_ids(text)
-        if orders:
-            slots["order_id"] = orders[0]
-        phones = extract_phones(text)
-        if phones:
-            slots["phone"] = phones[0]
-        # Digits already claimed by an order id or a phone are not amounts or dates.
-        rest = _ORDER_ID.sub(" ", _PHONE.sub(" ", text))
-        amounts = extract_amounts(rest)
-        if amounts:
-            slots["amount"] = amounts[0]
-        today = today_in(self._clock, self._tz)
-        dates = find_dates(rest, today)
-        if dates:
-            slots["date"] = dates[0].iso
-            if len(dates) > 1:
-                slots["dates"] = [d.iso for d in dates]
-        bought = find_purchase_date(rest, dates)
-        if bought is not None:
-            day = bought.value
-            if day > today:  # "5月20号买的" in December: last May, not next
-                day = _year_before(day)
-            slots["purchase_date"] = day.isoformat()
-        product = find_product(rest)
-        if product is not None:
-            slots["product"] = product
-        reason = find_reason(rest)
-        if reason is not None:
-            slots["reason"] = reason
+        spans: list[tuple[int, int]] = []
+        for rule in self._claims:
+            found = EXTRACTORS[rule.extractor].run(whole, rule)
+            if found:
+                slots[rule.slot] = found[0].value
+            spans.extend((f.start, f.end) for f in found if f.start >= 0)
+        # What an id or a phone took is no amount, date or product.
+        left = TurnText(_blanked(normalised, spans), today)
+        for rule in self._reads:
+            spec = EXTRACTORS[rule.extractor]
+            values = [f.value for f in spec.run(left, rule)]
+            if not values:
+                continue
+            slots[rule.slot] = values[0]
+            if spec.plural and len(values) > 1:
+                slots[f"{rule.slot}s"] = values
         return slots

@@ -41,7 +41,6 @@ from typing import Any
 
 from hermes_desk.nlu.classifier import OOS, IntentPrediction
 from hermes_desk.nlu.references import find_reference, resolve_reference
-from hermes_desk.nlu.slots import LISTED_SLOTS
 
 __all__ = [
     "DialogueState",
@@ -245,8 +244,9 @@ class DialogueState:
     ) -> dict[str, Any]:
         """Merge one turn's slots, resolving references; returns the turn's slots as resolved.
 
-        ``mentions`` are every value the turn names of each listed slot, in order (the
-        extractor's :meth:`~hermes_desk.nlu.SlotExtractor.mentions`). Several values are all
+        ``mentions`` are every value the turn names of each listed slot, in order, with an
+        empty list for a listed slot it names none of (the extractor's
+        :meth:`~hermes_desk.nlu.SlotExtractor.mentions`). Several values are all
         kept under :func:`mention_key`; the current value is the first the turn names, unless
         the turn picks one by position ("A和B，第二个呢"). A turn that names none but refers to
         one ("第二个到哪了", "the other one") makes the value it refers to current, and a turn
@@ -254,7 +254,7 @@ class DialogueState:
         """
         resolved = dict(found)
         reference = find_reference(text)
-        for slot in dict.fromkeys([*LISTED_SLOTS, *mentions]):
+        for slot in mentions:
             named = [str(v) for v in mentions.get(slot, ())]
             key = mention_key(slot)
             listed = [str(v) for v in self.slots.get(key) or ()]

@@ -27,6 +27,7 @@ from hermes_desk.errors import PackError
 from hermes_desk.nlu.dialogue_acts import ActPhrases
 from hermes_desk.nlu.examples import Conversation
 from hermes_desk.nlu.examples import Example as NluExample
+from hermes_desk.nlu.extractors import SlotRule, rule_for
 from hermes_desk.packs.dispositions import (
     DEFAULT_DISPOSITIONS,
     DispositionList,
@@ -69,6 +70,11 @@ class Pack:
     #: Back-office values per language (``replies.yaml`` → ``terms``), for ``{field!t}``.
     terms: dict[str, dict[str, str]] = field(default_factory=dict)
     dispositions: DispositionList = DEFAULT_DISPOSITIONS
+    #: How each slot of the pack is extracted, chosen from its schema (``intents.yaml``).
+    slot_rules: dict[str, SlotRule] = field(default_factory=dict)
+    #: Tool arguments the turn fills rather than a slot (``intents.yaml`` → ``arguments``):
+    #: argument name → ``customer`` (the session's user id) or ``text`` (the customer's words).
+    arguments: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -98,6 +104,11 @@ class Pack:
             for d in self.dialogues
         ]
         return examples, dialogues
+
+    def turn_arguments(self, *, user: str, text: str) -> dict[str, str]:
+        """The values of the pack's turn arguments for one customer turn."""
+        sources = {"customer": user, "text": text}
+        return {name: sources[source] for name, source in self.arguments.items()}
 
     def intent(self, name: str) -> IntentSpec:
         return self.intents.get(name) or self.intents[OUT_OF_SCOPE]
@@ -132,7 +143,16 @@ def load_pack(name_or_path: str | Path, *, variables: dict[str, str] | None = No
     """Load and validate a pack: a bundled name (``ecommerce``) or a folder path."""
     root = _pack_root(name_or_path)
     manifest = _model(PackManifest, _yaml(root / "pack.yaml"), root / "pack.yaml")
+    missing = [lang for lang in manifest.languages if manifest.rules and lang not in manifest.rules]
+    if missing:
+        raise PackError(
+            f"the model's rules lack the pack's languages {missing}",
+            file=str(root / "pack.yaml"),
+            field="rules",
+        )
     intents = _load_intents(root / "intents.yaml")
+    slot_rules = _slot_rules(root / "intents.yaml", intents)
+    arguments = _load_arguments(root / "intents.yaml")
     examples = _load_examples(root / "nlu.jsonl", intents)
     dialogues = _load_dialogues(root, intents)
     languages = tuple(manifest.languages)
@@ -159,6 +179,8 @@ def load_pack(name_or_path: str | Path, *, variables: dict[str, str] | None = No
         conversation=conversation,
         terms=terms,
         dispositions=dispositions,
+        slot_rules=slot_rules,
+        arguments=arguments,
     )
 
 
@@ -201,6 +223,64 @@ def _load_intents(path: Path) -> dict[str, IntentSpec]:
             item=OUT_OF_SCOPE,
         )
     return intents
+
+
+ARGUMENT_SOURCES = ("customer", "text")
+
+
+def _load_arguments(path: Path) -> dict[str, str]:
+    """``arguments`` of ``intents.yaml`` (optional): tool argument → where its value comes from."""
+    data = _yaml(path).get("arguments") or {}
+    if not isinstance(data, dict):
+        raise PackError("expected argument: source", file=str(path), field="arguments")
+    for name, source in data.items():
+        if source not in ARGUMENT_SOURCES:
+            raise PackError(
+                f"unknown source {source!r}; expected one of {list(ARGUMENT_SOURCES)}",
+                file=str(path),
+                field=f"arguments.{name}",
+            )
+    return {str(name): str(source) for name, source in data.items()}
+
+
+def _slot_rules(path: Path, intents: dict[str, IntentSpec]) -> dict[str, SlotRule]:
+    """Each slot's extraction rule, from its schema (``extractor``, ``format``, ``pattern``,
+    ``listed``, ``tail``). A slot declared by several intents is extracted one way: the
+    intents must agree on those fields."""
+    rules: dict[str, SlotRule] = {}
+    first: dict[str, str] = {}
+    for intent in intents.values():
+        for slot, schema in intent.slots.items():
+            if not isinstance(schema, dict):
+                raise PackError(
+                    "expected a JSON Schema mapping", file=str(path), item=intent.name,
+                    field=f"slots.{slot}",
+                )  # fmt: skip
+            try:
+                rule = rule_for(slot, schema)
+            except ValueError as exc:
+                where, _, message = str(exc).partition(": ")
+                raise PackError(
+                    message, file=str(path), item=intent.name, field=f"slots.{slot}.{where}"
+                ) from exc
+            known = rules.get(slot)
+            if known is None:
+                rules[slot], first[slot] = rule, intent.name
+            elif _extraction(known) != _extraction(rule):
+                raise PackError(
+                    f"slot '{slot}' is extracted otherwise under intent '{first[slot]}': "
+                    "give it the same pattern, format, extractor, listed and tail everywhere",
+                    file=str(path),
+                    item=intent.name,
+                    field=f"slots.{slot}",
+                )
+    return rules
+
+
+def _extraction(rule: SlotRule) -> tuple[Any, ...]:
+    options = {k: v for k, v in rule.options.items() if not k.startswith("_")}
+    pattern = rule.pattern.pattern if rule.pattern is not None else None
+    return rule.extractor, sorted(options.items(), key=str), pattern, rule.listed, rule.tail
 
 
 def _jsonl(path: Path, model: type[M]) -> list[tuple[str, M]]:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+import string
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from hermes_desk.nlu.extractors import ENGINE_KEYS
 
 __all__ = [
     "AlertRule",
@@ -13,6 +16,7 @@ __all__ = [
     "ComplianceRule",
     "ComplianceRules",
     "Example",
+    "FactVerifier",
     "IntentSpec",
     "PackManifest",
 ]
@@ -24,11 +28,42 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class FactVerifier(_Strict):
+    """A kind of model-proposed fact the back office checks (``pack.yaml`` → ``verifiers``):
+    facts whose key starts with ``prefix`` are checked with ``GET {backend_url}{path}``, where
+    ``{user}`` is the customer and ``{feature}`` what follows the prefix."""
+
+    prefix: str = Field(pattern=r"^[a-z][a-z0-9_]*_$")
+    path: str = Field(pattern=r"^/")
+
+    @field_validator("path")
+    @classmethod
+    def _placeholders(cls, path: str) -> str:
+        try:
+            names = {name for _, name, _, _ in string.Formatter().parse(path) if name is not None}
+        except ValueError as exc:
+            raise ValueError(f"not a path template: {exc}") from exc
+        unknown = sorted(names - {"user", "feature"})
+        if unknown or "feature" not in names:
+            raise ValueError(
+                f"the path names {{feature}} (and may name {{user}}), nothing else: {unknown}"
+            )
+        return path
+
+
 class PackManifest(_Strict):
     name: str = Field(pattern=_NAME)
     version: int = Field(1, ge=1)
     description: str = ""
     languages: list[str] = Field(default_factory=lambda: ["zh"])
+    rules: dict[str, str] = Field(
+        default_factory=dict,
+        description="the model prompt's system rules, one text per language of the pack "
+        "(default: the engine's, which name no business)",
+    )
+    verifiers: list[FactVerifier] = Field(
+        default_factory=list, description="model-proposed facts the back office checks"
+    )
 
 
 class IntentSpec(_Strict):
@@ -59,8 +94,13 @@ class IntentSpec(_Strict):
 
     @property
     def slot_schema(self) -> dict[str, Any]:
-        """The JSON Schema of this intent's slots, as sent to a model's JSON channel."""
-        return {"type": "object", "properties": dict(self.slots), "additionalProperties": False}
+        """The JSON Schema of this intent's slots, as sent to a model's JSON channel (without
+        the engine's own keys: ``extractor``, ``listed``, ``tail``)."""
+        properties = {
+            name: {k: v for k, v in schema.items() if k not in ENGINE_KEYS}
+            for name, schema in self.slots.items()
+        }
+        return {"type": "object", "properties": properties, "additionalProperties": False}
 
 
 class Example(_Strict):
