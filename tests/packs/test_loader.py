@@ -263,6 +263,12 @@ _ORDER_EN = '"Could you give me the 12-digit order number? I will look it up rig
             ["keyfacts.yaml", "values.contact_preference_channel.sms"],
         ),
         (
+            "keyfacts.yaml",
+            '  en: "(said in another open contact, not verified) {note}"\n',
+            "",
+            ["keyfacts.yaml", "open_contact_note", "en"],
+        ),
+        (
             "replies.yaml",
             "  运输中: {zh: 运输中, en: in transit}",
             "  运输中: {zh: 运输中}",

@@ -421,6 +421,13 @@ def _check_labels(path: Path, languages: tuple[str, ...]) -> None:
                 file=str(path),
                 item=f"labels.{key}",
             )
+    note = data.get("open_contact_note") if isinstance(data, dict) else None
+    if isinstance(note, dict) and any(not isinstance(note.get(lang), str) for lang in languages):
+        raise PackError(
+            f"open contact note needs one text per language {list(languages)}",
+            file=str(path),
+            item="open_contact_note",
+        )
     values = data.get("values") if isinstance(data, dict) else None
     for key, by_value in (values or {}).items():
         for value, label in (by_value or {}).items():
