@@ -1,5 +1,6 @@
 """WebSocket tickets across workers: two services (two "workers") sharing the session backend,
-a ticket issued by one opens one socket on either, never a second one on the other."""
+a ticket issued by one opens one socket on either, never a second one on the other; a store
+that does not answer grants nothing."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from hermes_desk.api.app import create_app
+from hermes_desk.api.tickets import TicketBook
 from hermes_desk.config import Settings
+from hermes_desk.errors import BackendUnavailableError
 from hermes_desk.testing.servers import serve_in_thread
 
 pytestmark = pytest.mark.anyio
@@ -81,3 +84,15 @@ async def test_a_ticket_used_on_one_worker_is_refused_on_the_other(
     # Another ticket for the same session still opens its one socket, here on the first worker.
     async with connect(one.ws_url(sid, user_id="u1001", ticket=spare.json()["ticket"])) as socket:
         assert (await _first(socket))["type"] == "ready"
+
+
+async def test_a_ticket_store_that_does_not_answer_grants_nothing() -> None:
+    from hermes_desk.api.ticket_redis_store import RedisTicketUseStore
+
+    book = TicketBook(KEYS, uses=RedisTicketUseStore("redis://127.0.0.1:1/0"))  # nothing there
+    ticket, _ = book.issue("acme", "s1", "u1001", now=1000.0)
+    try:
+        with pytest.raises(BackendUnavailableError, match="ticket store"):
+            await book.redeem(ticket, session_id="s1", user="u1001", now=1001.0)
+    finally:
+        await book.aclose()
