@@ -107,7 +107,9 @@ def test_a_resumed_session_shows_its_transcript_and_closing_ends_it(
     assert _open_session(page, console, "u1003") == session_id
     expect(page.get_by_test_id("transcript").locator(".line.final")).to_contain_text("快递")
 
-    page.get_by_test_id("close-session").click()
+    page.get_by_test_id("close-session").click()  # the summary dialog: confirm as proposed
+    expect(page.get_by_test_id("summary-text")).to_have_value(re.compile("快递|订单"))
+    page.get_by_test_id("summary-save").click()
     expect(page.get_by_test_id("connection")).to_contain_text("ended")
     expect(page.get_by_test_id("utterance")).to_be_disabled()
 

@@ -313,7 +313,9 @@ def test_panels_are_cleared_when_their_turn_is_gone(page: Page, console: Console
     expect(rows).to_have_count(1)
     expect(rows.first.locator("td").first).to_have_attribute("title", "list_payment_methods")
 
-    page.get_by_test_id("close-session").click()
+    page.get_by_test_id("close-session").click()  # the summary dialog: confirm as proposed
+    expect(page.get_by_test_id("summary-text")).not_to_have_value("")
+    page.get_by_test_id("summary-save").click()
     expect(page.get_by_test_id("connection")).to_contain_text("ended")
     expect(page.get_by_test_id("suggestion")).to_have_value("")
     expect(source).to_be_hidden()

@@ -29,6 +29,7 @@ from hermes_desk.api.routes import (
     turns,
     workflows,
 )
+from hermes_desk.api.ticket_store import MemoryTicketUseStore, build_ticket_use_store
 from hermes_desk.api.tickets import TicketBook
 from hermes_desk.config import Settings
 from hermes_desk.packs import load_dispositions
@@ -46,11 +47,21 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         owned = runtime is None
         active = runtime or build_runtime(settings)
         app.state.runtime = active
+        # WebSocket tickets are signed with the tenants' keys, so any worker with them checks
+        # them; a ticket's single use is recorded where the workers' sessions are.
+        service = active.settings.service
+        uses = (
+            build_ticket_use_store(active.settings.sessions, data_dir=service.data_dir)
+            if service.api_keys
+            else MemoryTicketUseStore()
+        )
+        app.state.tickets = TicketBook(service.api_keys, uses=uses)
         if owned:
             await active.start()
         try:
             yield
         finally:
+            await app.state.tickets.aclose()
             if owned:
                 await active.stop()
 
@@ -63,8 +74,6 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         responses=error_responses(413, 422, 500, 504),
     )
     install_error_handlers(app)
-    # WebSocket tickets are signed with the tenants' keys: any worker with them checks them.
-    app.state.tickets = TicketBook(settings.service.api_keys)
     app.include_router(health.router)
     # Every resource route resolves the caller's tenant first (401 without a valid key when
     # keys are configured); routes take it as ``TenantDep`` (resolved once per request).

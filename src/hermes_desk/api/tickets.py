@@ -6,6 +6,11 @@ logs, proxies and browser history. Instead the console asks ``POST /v1/sessions/
 for :data:`TICKET_TTL_S` seconds and for one connection, and opens the socket with
 ``?ticket=…``. A ticket is signed (HMAC-SHA256) with a key derived from the tenant's API key, so
 every worker configured with the same keys can check it; it holds no secret itself.
+
+A ticket's single use holds across workers: its id is recorded, on first use, in a
+:class:`~hermes_desk.api.ticket_store.TicketUseStore` the workers share (the session store's
+backend: SQLite on one host, Redis across hosts) until the ticket expires, and a worker that
+finds it there refuses it.
 """
 
 from __future__ import annotations
@@ -14,10 +19,10 @@ import base64
 import hashlib
 import hmac
 import json
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from hermes_desk.api.ticket_store import MemoryTicketUseStore, TicketUseStore
 from hermes_desk.ids import new_id
 
 __all__ = ["TICKET_TTL_S", "Ticket", "TicketBook"]
@@ -51,15 +56,21 @@ def _signing_key(api_key: str) -> bytes:
 class TicketBook:
     """Issues and checks tickets against the service's API keys (key → tenant).
 
-    Tickets used once are remembered until they expire (in this process), so a ticket copied
-    from a log cannot open a second socket here.
+    Tickets used once are remembered in ``uses`` until they expire, so a ticket copied from a
+    log cannot open a second socket on any worker sharing that store (the default, in-process
+    store, covers this process only).
     """
 
-    def __init__(self, api_keys: Mapping[str, str], *, ttl_s: float = TICKET_TTL_S) -> None:
+    def __init__(
+        self,
+        api_keys: Mapping[str, str],
+        *,
+        ttl_s: float = TICKET_TTL_S,
+        uses: TicketUseStore | None = None,
+    ) -> None:
         self._keys = dict(api_keys)
         self._ttl_s = ttl_s
-        self._used: dict[str, float] = {}
-        self._lock = threading.Lock()
+        self.uses: TicketUseStore = uses if uses is not None else MemoryTicketUseStore()
 
     def issue(self, tenant: str, session_id: str, user: str, *, now: float) -> tuple[str, float]:
         """A ticket for the tenant's session and customer, and when it expires."""
@@ -72,10 +83,14 @@ class TicketBook:
         signature = hmac.new(_signing_key(key), payload.encode(), hashlib.sha256).digest()
         return f"{payload}.{_b64(signature)}", expires_at
 
-    def redeem(self, ticket: str, *, session_id: str, user: str, now: float) -> Ticket | None:
+    async def redeem(self, ticket: str, *, session_id: str, user: str, now: float) -> Ticket | None:
         """The ticket's grant if it is genuine, unexpired, for ``session_id`` and ``user`` (any
-        customer when ``user`` is empty) and not used before; else ``None``. Only a ticket
-        that opens the socket is used up."""
+        customer when ``user`` is empty) and not used before on any worker sharing the store;
+        else ``None``. Only a ticket that opens the socket is used up.
+
+        Raises:
+            BackendError: the shared store did not answer (the socket is not opened).
+        """
         payload, _, signature = ticket.partition(".")
         try:
             claims = json.loads(_unb64(payload))
@@ -100,10 +115,10 @@ class TicketBook:
             return None
         if found.session_id != session_id or user not in ("", found.user):
             return None
-        with self._lock:
-            for nonce in [n for n, until in self._used.items() if until <= now]:
-                del self._used[nonce]
-            if found.nonce in self._used:
-                return None
-            self._used[found.nonce] = found.expires_at
+        if not await self.uses.use(found.nonce, expires_at=found.expires_at, now=now):
+            return None
         return found
+
+    async def aclose(self) -> None:
+        """Release the store of used tickets. Idempotent."""
+        await self.uses.aclose()

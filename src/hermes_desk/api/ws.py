@@ -39,7 +39,8 @@ the agent console watches) — within this process.
 Segments are echoed with personal numbers masked (the tenant's privacy settings).
 
 Close codes: 4401 no valid API key or ticket (or a key in the URL), 4400 bad ``user_id``, 4404
-unknown, foreign, expired or closed session. Closing or expiring a session (``DELETE``, the idle
+unknown, foreign, expired or closed session, 1011 the store of used tickets did not answer (try
+again). Closing or expiring a session (``DELETE``, the idle
 sweep, a lazy expiry) closes every socket on it at once — a ``session_closed`` message, then
 4404 — through a destroy hook the hub registers on the session manager.
 """
@@ -75,6 +76,7 @@ __all__ = [
     "CLOSE_BAD_REQUEST",
     "CLOSE_NO_SESSION",
     "CLOSE_UNAUTHORIZED",
+    "CLOSE_UNAVAILABLE",
     "MAX_PENDING_SEGMENTS",
     "SessionHub",
     "router",
@@ -83,6 +85,7 @@ __all__ = [
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_BAD_REQUEST = 4400
 CLOSE_NO_SESSION = 4404
+CLOSE_UNAVAILABLE = 1011  # the server could not check the ticket (its shared store is down)
 # Final segments waiting behind a running turn; more than this and the sender is told to slow down.
 MAX_PENDING_SEGMENTS = 16
 # How long a socket may take to take its last message and close frame when its session ends.
@@ -317,7 +320,14 @@ async def session_socket(socket: WebSocket, session_id: str) -> None:
     ticket = socket.query_params.get("ticket")
     if tenant is None and ticket:
         book = cast(TicketBook, socket.app.state.tickets)
-        grant = book.redeem(ticket, session_id=session_id, user=user, now=runtime.clock.now())
+        try:
+            grant = await book.redeem(
+                ticket, session_id=session_id, user=user, now=runtime.clock.now()
+            )
+        except HermesError as exc:  # the shared store of used tickets did not answer
+            await peer.send(_error(exc.code, exc.message))
+            await peer.close(CLOSE_UNAVAILABLE)
+            return
         if grant is not None:
             tenant, user = grant.tenant, grant.user
     if tenant is None:

@@ -41,7 +41,9 @@
     const body = await response.json().catch(() => ({}));
     if (!response.ok) {
       const message = (body.error && body.error.message) || response.statusText;
-      throw new Error(`${response.status}: ${message}`);
+      const error = new Error(`${response.status}: ${message}`);
+      error.status = response.status;
+      throw error;
     }
     return body;
   }
@@ -733,6 +735,7 @@
       state.user = user;
       state.sessionId = session.session_id;
       $("session-id").textContent = session.session_id;
+      $("closed-summary").textContent = "";
       await loadLabels();
       showNotes(session.notes);
       showHistory(session.turns || []);
@@ -746,14 +749,18 @@
     }
   }
 
-  async function closeSession() {
-    if (!state.sessionId) return;
+  /** DELETE the session; true once it is closed (already closed elsewhere counts). */
+  async function endSession(sessionId, user) {
+    const params = new URLSearchParams({ user_id: user });
+    let closed = {};
     try {
-      const params = new URLSearchParams({ user_id: state.user });
-      const closed = await api(`/v1/sessions/${encodeURIComponent(state.sessionId)}?${params}`, {
-        method: "DELETE",
-      });
-      showNotes(closed.notes);
+      closed = await api(`/v1/sessions/${encodeURIComponent(sessionId)}?${params}`, { method: "DELETE" });
+    } catch (error) {
+      if (error.status !== 404) throw error;
+    }
+    // The socket may have been told first (4404) and cleared the id: no other session since.
+    if (state.sessionId === sessionId || state.sessionId === null) {
+      if (closed.notes) showNotes(closed.notes);
       const socket = state.socket;
       state.socket = null;
       state.sessionId = null;
@@ -761,9 +768,138 @@
       setInputEnabled(false);
       resetPanels();
       setConnection("idle", "会话已结束 ended");
-    } catch (error) {
-      showAlert(error.message);
     }
+    return true;
+  }
+
+  // -- close: the after-contact summary and disposition the agent confirms ------------------
+
+  const closing = { sessionId: null, user: null, summary: null, choices: [] };
+
+  function dispositionName(choice) {
+    const zh = choice.label.zh || "";
+    const en = choice.label.en || "";
+    return zh && en && zh !== en ? `${zh} ${en}` : zh || en || choice.id;
+  }
+
+  /** The pack's dispositions with both names; the summary's own labels when the list fails. */
+  async function loadDispositions(summary) {
+    try {
+      const body = await api("/v1/pack/dispositions");
+      return body.dispositions;
+    } catch {
+      const names = summary.disposition.labels || {};
+      return summary.disposition.choices.map((id) => ({ id, label: { [summary.language]: names[id] || id } }));
+    }
+  }
+
+  function setDialogError(message) {
+    $("summary-error").textContent = message || "";
+    $("summary-error").hidden = !message;
+  }
+
+  function setDialogBusy(busy) {
+    for (const id of ["summary-save", "summary-skip", "summary-disposition"]) $(id).disabled = busy;
+    $("summary-text").readOnly = busy;
+  }
+
+  async function openCloseDialog() {
+    if (!state.sessionId) return;
+    const dialog = $("close-dialog");
+    Object.assign(closing, { sessionId: state.sessionId, user: state.user, summary: null, choices: [] });
+    setDialogError("");
+    $("summary-text").value = "";
+    $("summary-source").textContent = "";
+    $("summary-proposed").textContent = "";
+    $("summary-disposition").replaceChildren();
+    $("summary-loading").hidden = false;
+    setDialogBusy(true);
+    $("summary-skip").disabled = false; // closing without a summary never waits for one
+    dialog.showModal();
+    const sid = closing.sessionId;
+    try {
+      const params = new URLSearchParams({ user_id: closing.user });
+      const summary = await api(`/v1/sessions/${encodeURIComponent(sid)}/summary?${params}`);
+      const choices = await loadDispositions(summary);
+      if (closing.sessionId !== sid || !dialog.open) return;
+      showSummary(summary, choices);
+      setDialogBusy(false);
+      $("summary-text").focus();
+    } catch (error) {
+      if (closing.sessionId !== sid) return;
+      setDialogError(`小结生成失败 Could not write the summary: ${error.message}`);
+      $("summary-skip").disabled = false;
+    } finally {
+      if (closing.sessionId === sid) $("summary-loading").hidden = true;
+    }
+  }
+
+  function showSummary(summary, choices) {
+    closing.summary = summary;
+    closing.choices = choices;
+    $("summary-text").value = summary.text;
+    const source = summary.source === "offline" ? label("terms", "offline") : summary.source;
+    $("summary-source").textContent = `(${source})`;
+    const select = $("summary-disposition");
+    select.replaceChildren();
+    const proposed = summary.disposition.proposed;
+    for (const choice of choices) {
+      const option = el("option", "", dispositionName(choice) + (choice.id === proposed ? " · 建议 proposed" : ""));
+      option.value = choice.id;
+      select.append(option);
+    }
+    select.value = summary.disposition.chosen;
+    const named = choices.find((c) => c.id === proposed);
+    $("summary-proposed").textContent = `建议 Proposed: ${named ? dispositionName(named) : proposed}`;
+    $("summary-proposed").dataset.disposition = proposed;
+  }
+
+  async function saveSummary() {
+    const { sessionId, user, summary } = closing;
+    if (!sessionId || !summary) return;
+    const text = $("summary-text").value.trim();
+    if (!text) {
+      setDialogError("小结不能为空 The summary is empty");
+      $("summary-text").focus();
+      return;
+    }
+    const disposition = $("summary-disposition").value;
+    setDialogError("");
+    setDialogBusy(true);
+    try {
+      await api(`/v1/sessions/${encodeURIComponent(sessionId)}/summary`, {
+        method: "PUT",
+        body: JSON.stringify({ user_id: user, agent_id: agentId(), text, disposition, kind: "after_contact" }),
+      });
+    } catch (error) {
+      setDialogError(`保存失败 Could not save: ${error.message}`);
+      setDialogBusy(false);
+      return;
+    }
+    const choice = closing.choices.find((c) => c.id === disposition);
+    await finishClose(`已保存小结 Summary saved · ${choice ? dispositionName(choice) : disposition}`);
+  }
+
+  async function finishClose(said) {
+    setDialogBusy(true);
+    try {
+      await endSession(closing.sessionId, closing.user);
+    } catch (error) {
+      setDialogError(`结束会话失败 Could not close the session: ${error.message}`);
+      setDialogBusy(false);
+      $("summary-skip").disabled = false;
+      return;
+    }
+    closing.sessionId = null;
+    $("closed-summary").textContent = said;
+    $("close-dialog").close();
+  }
+
+  /** Focus goes back where it came from, or to the customer field once the session ended. */
+  function closeDialogClosed() {
+    closing.sessionId = null;
+    const back = $("close-session");
+    (back.disabled ? $("user-id") : back).focus();
   }
 
   async function loadProposals() {
@@ -812,7 +948,14 @@
     if (text && say(text)) input.value = "";
     input.focus();
   });
-  $("close-session").addEventListener("click", closeSession);
+  $("close-session").addEventListener("click", openCloseDialog);
+  $("close-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    saveSummary();
+  });
+  $("summary-skip").addEventListener("click", () => finishClose("已结束，未保存小结 Closed without a summary"));
+  $("summary-cancel").addEventListener("click", () => $("close-dialog").close());
+  $("close-dialog").addEventListener("close", closeDialogClosed); // Esc, Cancel or done
   $("insert").addEventListener("click", insertSuggestion);
   $("copy").addEventListener("click", copySuggestion);
   $("rate-up").addEventListener("click", () => rate(true));
