@@ -6,13 +6,14 @@ import re
 import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.lowlevel
 import pytest
 
 from hermes_desk.config import SessionSettings
-from hermes_desk.errors import ConflictError, NotFoundError
+from hermes_desk.errors import BackendUnavailableError, ConflictError, NotFoundError
 from hermes_desk.events import MemorySink
 from hermes_desk.ids import user_tag
 from hermes_desk.sessions import (
@@ -468,3 +469,39 @@ async def test_only_opening_a_session_looks_up_the_other_open_ones(fake_clock: F
         await manager.save(current)
     await manager.close("t1", "alice", first.id)
     assert store.listed == 2
+
+
+class _ArchiveOutage(SqliteSessionArchive):
+    """The SQLite archive behind a switch: ``down`` answers as a lost PostgreSQL would."""
+
+    down = False
+
+    async def archive(self, session: Session, reason: str, **kw: Any) -> bool:
+        if self.down:
+            raise BackendUnavailableError("PostgreSQL session archive: connection refused")
+        return await super().archive(session, reason, **kw)
+
+
+async def test_no_session_ends_without_its_archive(
+    store: SessionStore, fake_clock: FakeClock, db: SqliteDatabase
+) -> None:
+    archive = _ArchiveOutage(db)
+    manager = SessionManager(store, SessionSettings(idle_ttl_s=TTL), clock=fake_clock,
+                             archive=archive)  # fmt: skip
+    calls = _recorder(manager)
+    session = await manager.create("t1", "alice")
+    await manager.append_turn("t1", "alice", session.id, Turn("user", "我要退货"))
+    archive.down = True
+    with pytest.raises(BackendUnavailableError):
+        await manager.close("t1", "alice", session.id)
+    live = await manager.get("t1", "alice", session.id)
+    assert live.is_open and [t.text for t in live.turns] == ["我要退货"], "still open, whole"
+    fake_clock.advance(TTL + 1)
+    with pytest.raises(BackendUnavailableError):
+        await manager.sweep()  # the expiry waits for the archive too
+    assert calls == [] and (await store.load(session.id)) is not None
+    archive.down = False
+    assert await manager.sweep() == 1
+    assert calls == [(session.id, "expired", 0)]
+    record = await archive.get("t1", "alice", session.id)
+    assert record is not None and record["turn_count"] == 1

@@ -342,8 +342,12 @@ class SessionManager:
                         session, reason, ended_at=now, pending=True
                     )
                 except Exception as exc:
+                    # No end without its archive: the session stays open (the close answers
+                    # the error, 503 for an outage; the sweeper tries an expiry again).
                     _logger.exception("session archive failed")
                     self._emit("session.hook_failed", session, hook="archive", error=repr(exc))
+                    session.status, session.closed_at = "open", None
+                    raise
             if not await self.store.retire(session, tombstone_s=tombstone_s):
                 if archived and self.archive is not None:
                     await self.archive.discard(session.id)  # another process ended it
@@ -377,7 +381,10 @@ class SessionManager:
                 _logger.exception("session destroy hook failed")
                 self._emit("session.hook_failed", session, hook=_name(hook), error=repr(exc))
         if self.archive is not None:
-            await self.archive.settle(session.id)
+            try:
+                await self.archive.settle(session.id)
+            except Exception:  # the row stays pending: the next start runs the hooks again
+                _logger.exception("session archive settle failed")
 
     def _emit(self, name: str, session: Session, **data: object) -> None:
         if self._events is None:
