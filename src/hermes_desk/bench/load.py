@@ -201,7 +201,7 @@ def window_table(step: Mapping[str, Any]) -> str:
     growth = step.get("growth_per_hour") or {}
     lines.append("")
     lines.append(
-        "growth per hour (least squares over the windows): "
+        "growth per hour (least squares over the windows after the first): "
         + ", ".join(f"{k} {'—' if v is None else f'{v:+g}'}" for k, v in growth.items())
     )
     return "\n".join(lines)
@@ -548,7 +548,11 @@ def _window(
 
 
 def _growth(windows: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
-    """Per hour, from the windows' ends: MiB of worker RSS, Redis and PostgreSQL; open fds."""
+    """Per hour, from the windows' ends: MiB of worker RSS, Redis and PostgreSQL; open fds.
+    With three windows or more the first is left out: it holds the warm-up (caches filled,
+    connection pools grown to the load), not the growth a longer run would see."""
+    if len(windows) >= 3:
+        windows = windows[1:]
     out: dict[str, float | None] = {}
     for key, name in (("worker_rss_mib", "worker_rss_mib"), ("worker_fds", "worker_fds"),
                       ("redis_used_memory_mib", "redis_mib"),
