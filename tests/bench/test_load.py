@@ -13,8 +13,12 @@ import pytest
 from hermes_desk.bench.load import (
     LoadStep,
     check_transcripts,
+    ledger_records,
+    per_hour,
     profile_top,
     run_load,
+    window_figures,
+    window_table,
     writes_executed,
 )
 from hermes_desk.bench.load_cluster import DEPLOY, LoadBalancer, make_customers, shared_store_env
@@ -34,6 +38,7 @@ def test_a_smoke_load_on_one_worker_answers_every_turn_and_loses_none(
         customers=40,
         model_dir=pack_model_dir,
         workdir=tmp_path,
+        window_s=10,
         progress=lambda line: None,
     )
     step = figures["steps"][0]
@@ -50,6 +55,19 @@ def test_a_smoke_load_on_one_worker_answers_every_turn_and_loses_none(
     assert set(step["p50_ms_by"]) >= {"http", "ws"}, "both transports carried conversations"
     assert step["password_resets_completed"] == step["password_resets"], "code read, approved"
     assert step["worker_cpu_s"] > 0
+    windows = step["windows"]
+    assert len(windows) >= 2, "a 30 s step in 10 s windows reports its windows"
+    assert sum(w["turns"] for w in windows) <= step["turns_answered"]
+    assert sum(w["turns"] for w in windows) > 0
+    for window in windows:
+        assert window["turn_failures"] == 0
+        assert window["worker_rss_mib"] > 0
+        assert window["worker_fds"] > 0
+        assert window["redis_used_memory_mib"] is None, "embedded stores: no Redis to measure"
+    assert set(step["growth_per_hour"]) == {"worker_rss_mib", "worker_fds", "redis_mib",
+                                            "postgres_mib"}  # fmt: skip
+    assert step["growth_per_hour"]["worker_rss_mib"] is not None
+    assert "| window |" in window_table(step)
 
 
 def _archived(tmp_path: Path, turns: list[Turn]) -> Path:
@@ -161,3 +179,35 @@ def test_the_shared_store_settings_come_from_the_deploy_env_file() -> None:
     assert env["HERMES_SESSIONS__REDIS_URL"] == "redis://127.0.0.1:6390/0"
     assert env["HERMES_MEMORY__POSTGRES_DSN"] == "postgresql://127.0.0.1:5440/x"
     assert (DEPLOY / "redis.conf").read_text(encoding="utf-8").count("appendfsync always") == 1
+
+
+def test_a_window_counts_the_turns_answered_inside_it_only() -> None:
+    records = [
+        {"kind": "turn", "at": 99.0, "ms": 500.0},
+        {"kind": "turn", "at": 100.0, "ms": 10.0},
+        {"kind": "turn", "at": 104.0, "ms": 20.0},
+        {"kind": "turn", "at": 105.0, "ms": 30.0},
+        {"kind": "fail", "at": 106.0},
+        {"kind": "closed", "at": 107.0},
+        {"kind": "turn", "at": 110.0, "ms": 900.0},
+    ]
+    figures = window_figures(records, 100.0, 110.0)
+    assert figures["turns"] == 3
+    assert figures["turns_per_s"] == 0.3
+    assert figures["p50_ms"] == 20.0 and figures["p95_ms"] == 30.0
+    assert figures["turn_failures"] == 1
+    assert window_figures(records, 300.0, 400.0)["p95_ms"] is None
+
+
+def test_growth_per_hour_is_the_slope_over_the_windows() -> None:
+    assert per_hour([(300.0, 100.0), (600.0, 101.0), (900.0, 102.0)]) == 12.0
+    assert per_hour([(300.0, 5.0), (600.0, 5.0)]) == 0.0
+    assert per_hour([(300.0, 5.0)]) is None, "one window says nothing about growth"
+
+
+def test_a_ledger_read_while_it_is_written_leaves_the_unfinished_line(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    ledger.write_text('{"kind": "turn", "at": 1, "ms": 2}\n{"kind": "tu', encoding="utf-8")
+    assert ledger_records(ledger, partial=True) == [{"kind": "turn", "at": 1, "ms": 2}]
+    with pytest.raises(ValueError):
+        ledger_records(ledger)

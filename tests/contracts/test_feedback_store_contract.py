@@ -114,3 +114,12 @@ async def test_concurrent_ratings_of_one_suggestion_leave_one(store: Any) -> Non
 
 async def test_ping_answers(store: Any) -> None:
     await store.ping()
+
+
+async def test_put_many_answers_what_put_would_have_for_each(store: Any) -> None:
+    assert await store.put(_event("shown", 0))
+    firsts = await store.put_many([_event("shown", 0), _event("shown", 1), _event("shown", 1)])
+    assert firsts == [False, True, False]
+    assert [e.turn_index for e in await store.for_session("acme", "s1")] == [0, 1]
+    assert ("order_status", "shown", 2) in await store.counts("acme")
+    assert await store.put_many([]) == []

@@ -96,12 +96,61 @@ async def test_a_shown_suggestion_is_counted_once_and_a_broken_store_does_not_fa
                "suggestion": {"text": SUGGESTION}}  # fmt: skip
     await service.shown("acme", outcome)
     await service.shown("acme", outcome)
+    await service.flush()
     assert service.metrics.count("acme", "order_status", "shown") == 1
     await service.shown("acme", {**outcome, "suggestion": None})  # an agent line: nothing
 
-    async def broken(event: object) -> bool:
+    async def broken(events: object) -> list[bool]:
         raise OSError("disk gone")
 
-    store.put = broken  # type: ignore[method-assign]
+    store.put_many = broken  # type: ignore[method-assign]
     await service.shown("acme", {**outcome, "turn_index": 5})
-    assert "could not count a shown suggestion" in caplog.text
+    await service.flush()
+    assert "could not count 1 shown suggestion(s)" in caplog.text
+
+
+async def test_shown_suggestions_wait_and_are_written_together_before_a_read() -> None:
+    service, store, sid, _ = await _setup()
+    batches: list[int] = []
+    put_many = store.put_many
+
+    async def counted(events: Any) -> list[bool]:
+        batches.append(len(events))
+        return await put_many(events)
+
+    store.put_many = counted  # type: ignore[method-assign]
+    for index in range(3):
+        outcome = {"session_id": sid, "turn_index": index, "intent": {"name": "order_status"},
+                   "suggestion": {"text": SUGGESTION}}  # fmt: skip
+        await service.shown("acme", outcome)
+    assert await store.for_session("acme", sid) == [], "nothing written one by one"
+    assert service.metrics.count("acme", "order_status", "shown") == 0
+    report = await service.report("acme")
+    assert batches == [3], "one write for the three"
+    assert report["shown"] == 3
+    assert service.metrics.count("acme", "order_status", "shown") == 3
+    assert [e["turn_index"] for e in await service.for_session("acme", "u1001", sid)] == [0, 1, 2]
+
+
+async def test_a_shown_suggestion_is_written_within_the_wait_without_a_read() -> None:
+    import asyncio
+
+    service, store, sid, turn = await _setup()
+    service.flush_after_s = 0.01
+    outcome = {"session_id": sid, "turn_index": turn, "intent": {"name": "order_status"},
+               "suggestion": {"text": SUGGESTION}}  # fmt: skip
+    await service.shown("acme", outcome)
+    for _ in range(200):
+        if await store.for_session("acme", sid):
+            break
+        await asyncio.sleep(0.01)
+    assert [e.event for e in await store.for_session("acme", sid)] == ["shown"]
+
+
+async def test_closing_the_store_writes_the_shown_suggestions_waiting() -> None:
+    service, store, sid, turn = await _setup()
+    outcome = {"session_id": sid, "turn_index": turn, "intent": {"name": "order_status"},
+               "suggestion": {"text": SUGGESTION}}  # fmt: skip
+    await service.shown("acme", outcome)
+    await service.store.aclose()
+    assert [e.event for e in await store.for_session("acme", sid)] == ["shown"]

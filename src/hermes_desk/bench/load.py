@@ -13,11 +13,17 @@ Figures per step: turns answered and per second, turn latency p50/p95/p99 (by co
 kind and transport), failed requests, CPU seconds of the workers per turn, their memory.
 Everything is bounded: each step runs for ``duration_s`` (plus the time agents get to finish
 their conversation) and optionally at most ``conversations`` conversations.
+
+A soak is a long step cut into windows (``window_s``, e.g. every 5 minutes): per window the
+turns answered and their latency, the workers' memory and open file descriptors and, on the
+shared stores, Redis's ``used_memory`` and the PostgreSQL database's size — and from the windows
+the growth of each per hour (a least-squares slope).
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import csv
 import json
 import os
@@ -34,18 +40,29 @@ from typing import Any
 
 import httpx
 
-from hermes_desk.bench.load_cluster import Cluster, build_cluster, cpu_seconds, rss_bytes
+from hermes_desk.bench.load_cluster import (
+    Cluster,
+    build_cluster,
+    cpu_seconds,
+    open_fds,
+    postgres_database_size,
+    redis_used_memory,
+    rss_bytes,
+)
 
 __all__ = [
     "LoadStep",
     "check_transcripts",
     "ledger_records",
     "locust_totals",
+    "per_hour",
     "percentile",
     "profile_top",
     "run_load",
     "run_locust",
     "start_locust",
+    "window_figures",
+    "window_table",
     "writes_executed",
 ]
 
@@ -113,11 +130,81 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     return round(ordered[rank], 1)
 
 
-def ledger_records(path: Path) -> list[dict[str, Any]]:
+def ledger_records(path: Path, *, partial: bool = False) -> list[dict[str, Any]]:
+    """The ledger's records. ``partial``: the agents are still writing it, so a last line not
+    yet complete is left for the next read."""
     if not path.exists():
         return []
+    records = []
     with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+        for line in handle:
+            if not line.strip():
+                continue
+            if partial and not line.endswith("\n"):
+                break
+            records.append(json.loads(line))
+    return records
+
+
+def window_figures(
+    records: Sequence[Mapping[str, Any]], start: float, end: float
+) -> dict[str, Any]:
+    """Turns answered in ``[start, end)`` of the ledger, and their latency."""
+    turns = [r for r in records if r["kind"] == "turn" and start <= r["at"] < end]
+    latencies = [r["ms"] for r in turns]
+    return {
+        "turns": len(turns),
+        "turns_per_s": round(len(turns) / max(end - start, 1e-9), 1),
+        "p50_ms": percentile(latencies, 50),
+        "p95_ms": percentile(latencies, 95),
+        "turn_failures": sum(1 for r in records if r["kind"] == "fail" and start <= r["at"] < end),
+    }
+
+
+def per_hour(points: Sequence[tuple[float, float]]) -> float | None:
+    """Least-squares slope of ``(seconds, value)`` points, per hour; None under two points."""
+    if len(points) < 2:
+        return None
+    mean_t = statistics.fmean(t for t, _ in points)
+    mean_v = statistics.fmean(v for _, v in points)
+    spread = sum((t - mean_t) ** 2 for t, _ in points)
+    if spread == 0:
+        return None
+    slope = sum((t - mean_t) * (v - mean_v) for t, v in points) / spread
+    return round(slope * 3600, 2)
+
+
+def window_table(step: Mapping[str, Any]) -> str:
+    """The step's windows as a Markdown table, then the growth per hour."""
+    windows = step.get("windows") or []
+    if not windows:
+        return ""
+    lines = [
+        "| window | turns | turns/s | p50 | p95 | turn failures | worker RSS | open fds "
+        "| Redis used_memory | PostgreSQL size | load |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+
+    def mib(value: float | None) -> str:
+        return "—" if value is None else f"{value:g} MiB"
+
+    def ms(value: float | None) -> str:
+        return "—" if value is None else f"{value:g} ms"
+
+    for w in windows:
+        lines.append(
+            f"| {w['from_s'] / 60:g}–{w['to_s'] / 60:g} min | {w['turns']} | {w['turns_per_s']} "
+            f"| {ms(w['p50_ms'])} | {ms(w['p95_ms'])} | {w['turn_failures']} "
+            f"| {mib(w['worker_rss_mib'])} | {w['worker_fds']} | {mib(w['redis_used_memory_mib'])} "
+            f"| {mib(w['postgres_size_mib'])} | {w['loadavg_1m']} |"
+        )
+    growth = step.get("growth_per_hour") or {}
+    lines.append("")
+    lines.append(
+        "growth per hour (least squares over the windows after the first): "
+        + ", ".join(f"{k} {'—' if v is None else f'{v:+g}'}" for k, v in growth.items())
+    )
+    return "\n".join(lines)
 
 
 def writes_executed(log: Iterable[Mapping[str, Any]]) -> collections.Counter[tuple[str, str]]:
@@ -296,6 +383,7 @@ def run_load(
     workdir: Path | None = None,
     seed: int = 1,
     profile: bool = False,
+    window_s: float = 0.0,
     progress: Any = print,
 ) -> dict[str, Any]:
     """Start the cluster, run each step, check transcripts and writes, stop everything."""
@@ -329,6 +417,8 @@ def run_load(
                     conversations,
                     seed,
                     profile,
+                    window_s,
+                    progress,
                 )
             )
             progress(json.dumps(_brief(results[-1]), ensure_ascii=False))
@@ -355,7 +445,7 @@ def run_load(
 def _run_step(
     cluster: Cluster, step: LoadStep, number: int, work: Path, customers_file: Path,
     think: tuple[float, float], approve_think: tuple[float, float], ws_share: float,
-    conversations: int, seed: int, profile: bool,
+    conversations: int, seed: int, profile: bool, window_s: float = 0.0, progress: Any = print,
 ) -> dict[str, Any]:  # fmt: skip
     active = cluster.workers[: step.workers]
     cpu_before = {w.index: cpu_seconds(w.pid) for w in active}
@@ -371,11 +461,25 @@ def _run_step(
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
     started = time.time()
-    ledger, totals = run_locust(
+    proc, ledger, prefix = start_locust(
         cluster.url, step, work, customers_file=customers_file, backend_url=cluster.backend.url,
         think=think, approve_think=approve_think, ws_share=ws_share,
         conversations=conversations, seed=seed + number, tag=f"step{number + 1}",
     )  # fmt: skip
+    windows: list[dict[str, Any]] = []
+    if window_s > 0:
+        edge = started
+        while proc.poll() is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=max(0.0, edge + window_s - time.time()))
+            if proc.returncode is not None and time.time() - edge < window_s / 2:
+                break  # the agents' last conversations ending: too short a window to tell
+            now = time.time()
+            windows.append(_window(cluster, active, ledger, started, edge, now))
+            progress(json.dumps({"window": len(windows), **windows[-1]}, ensure_ascii=False))
+            edge = now
+    proc.wait()
+    totals = locust_totals(prefix)
     ended = time.time()
     load_after = os.getloadavg()
     profiled = None
@@ -390,7 +494,7 @@ def _run_step(
     summary = _summarize(records, (started + ramp, started + step.duration_s))
     checked, problems = check_transcripts(records, cluster.url, work / "data" / "hermes.db")
     turns = summary["turns_answered"] + summary["turns_stored_answer_lost"]
-    redis_memory = cluster.redis.used_memory() if cluster.redis is not None else None
+    redis_memory = redis_used_memory(cluster.redis_url) if cluster.redis_url else None
     return {
         "users": step.users,
         "workers": step.workers,
@@ -416,7 +520,46 @@ def _run_step(
         "redis_used_memory_mib": round(redis_memory / 2**20, 1) if redis_memory else None,
         "loadavg_1m": [round(load_before[0], 2), round(load_after[0], 2)],
         "profile": profiled,
+        "windows": windows,
+        "growth_per_hour": _growth(windows) if windows else None,
     }
+
+
+def _window(
+    cluster: Cluster, active: Sequence[Any], ledger: Path, started: float, start: float, end: float
+) -> dict[str, Any]:
+    """One soak window: the ledger's turns in it, and the workers' and stores' sizes at its end."""
+    figures = window_figures(ledger_records(ledger, partial=True), start, end)
+    redis_bytes = postgres_bytes = None
+    if cluster.redis_url:
+        redis_bytes = redis_used_memory(cluster.redis_url)
+    if cluster.postgres_dsn:
+        postgres_bytes = postgres_database_size(cluster.postgres_dsn)
+    return {
+        "from_s": round(start - started),
+        "to_s": round(end - started),
+        **figures,
+        "worker_rss_mib": round(sum(rss_bytes(w.pid) for w in active) / 2**20, 1),
+        "worker_fds": sum(open_fds(w.pid) for w in active),
+        "redis_used_memory_mib": None if redis_bytes is None else round(redis_bytes / 2**20, 2),
+        "postgres_size_mib": None if postgres_bytes is None else round(postgres_bytes / 2**20, 2),
+        "loadavg_1m": round(os.getloadavg()[0], 2),
+    }
+
+
+def _growth(windows: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
+    """Per hour, from the windows' ends: MiB of worker RSS, Redis and PostgreSQL; open fds.
+    With three windows or more the first is left out: it holds the warm-up (caches filled,
+    connection pools grown to the load), not the growth a longer run would see."""
+    if len(windows) >= 3:
+        windows = windows[1:]
+    out: dict[str, float | None] = {}
+    for key, name in (("worker_rss_mib", "worker_rss_mib"), ("worker_fds", "worker_fds"),
+                      ("redis_used_memory_mib", "redis_mib"),
+                      ("postgres_size_mib", "postgres_mib")):  # fmt: skip
+        points = [(float(w["to_s"]), float(w[key])) for w in windows if w[key] is not None]
+        out[name] = per_hour(points)
+    return out
 
 
 def _settle(cluster: Cluster, quiet_cpu_s: float = 0.05, limit_s: float = 30.0) -> None:

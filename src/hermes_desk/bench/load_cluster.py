@@ -38,6 +38,9 @@ __all__ = [
     "cpu_seconds",
     "free_port",
     "make_customers",
+    "open_fds",
+    "postgres_database_size",
+    "redis_used_memory",
     "rss_bytes",
     "shared_store_env",
 ]
@@ -63,6 +66,11 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds a live process has used (``/proc/<pid>/stat``)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+
+
+def open_fds(pid: int) -> int:
+    """File descriptors a live process holds open (``/proc/<pid>/fd``)."""
+    return len(os.listdir(f"/proc/{pid}/fd"))
 
 
 def rss_bytes(pid: int) -> int:
@@ -314,6 +322,26 @@ class PrivateRedis:
         _stop(self.proc)
 
 
+def redis_used_memory(url: str) -> int:
+    """``used_memory`` of the Redis at ``url`` (INFO memory), in bytes."""
+    import redis
+
+    client = redis.Redis.from_url(url, socket_timeout=10)
+    try:
+        return int(client.info("memory")["used_memory"])
+    finally:
+        client.close()
+
+
+def postgres_database_size(dsn: str) -> int:
+    """Size on disk of the PostgreSQL database at ``dsn`` (``pg_database_size``), in bytes."""
+    import psycopg
+
+    with psycopg.connect(dsn, connect_timeout=10) as conn:
+        row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+    return int(row[0]) if row else 0
+
+
 class PrivatePostgres:
     """A PostgreSQL cluster of the run's own (``initdb`` under the run's folder, its own port
     and socket directory), started and stopped with ``pg_ctl``. As root the server runs as the
@@ -391,6 +419,10 @@ class Cluster:
     redis: PrivateRedis | None = None
     postgres: PrivatePostgres | None = None
     customers: list[dict[str, Any]] = field(default_factory=list)
+    #: where the workers keep memory with the shared stores (given, or the private cluster's)
+    postgres_dsn: str | None = None
+    #: the Redis the workers share (given, or the private one's)
+    redis_url: str | None = None
 
     @property
     def url(self) -> str:
@@ -465,4 +497,7 @@ def build_cluster(
         raise ValueError("several workers need the shared stores (stores='shared')")
     pool = [Worker(i, workdir, env) for i in range(workers)]
     lb = LoadBalancer(workdir) if (balancer if balancer is not None else workers > 1) else None
-    return Cluster(workdir, pool, backend, lb, redis, postgres, people)
+    return Cluster(
+        workdir, pool, backend, lb, redis, postgres, people, postgres_dsn,
+        redis_url if stores == "shared" else None,
+    )  # fmt: skip

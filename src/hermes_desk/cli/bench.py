@@ -294,17 +294,28 @@ def load(
     profile: Annotated[
         bool, typer.Option("--profile", help="py-spy the first worker through each step")
     ] = False,
+    window: Annotated[
+        float,
+        typer.Option(
+            help="soak: cut each step into windows of this many seconds (turns, latency, worker "
+            "RSS and fds, Redis and PostgreSQL sizes per window; growth per hour); 0: none"
+        ),
+    ] = 0.0,
     out: OutOption = None,
 ) -> None:
     """A contact center's load: Locust agents holding whole conversations (the article's mix),
     over HTTP and the session WebSocket, against 1..N workers; lost turns and twice-run writes
     are checked at the end."""
-    from hermes_desk.bench.load import LoadStep, run_load
+    from hermes_desk.bench.load import LoadStep, run_load, window_table
 
     if stores not in ("embedded", "shared"):
         raise typer.BadParameter("stores must be embedded or shared", param_hint="--stores")
     counts = [int(v) for v in _numbers(users, "--users")]
     pool = [int(v) for v in _numbers(workers, "--workers")]
+    if window < 0 or (window and window > duration):
+        raise typer.BadParameter(
+            "give 0 or a window no longer than --duration", param_hint="--window"
+        )
     think_pair = [*_numbers(think, "--think"), 0.0]
     approve_pair = [*_numbers(approve, "--approve"), 0.0]
     if len(pool) > 1:
@@ -328,8 +339,13 @@ def load(
         model_dir=model_dir or (Path(env_model_dir) if env_model_dir else None),
         workdir=workdir,
         profile=profile,
+        window_s=window,
         progress=lambda line: typer.echo(line, err=True),
     )
     _emit("load", figures, out, machine)
+    for step in figures["steps"]:
+        if step.get("windows"):
+            typer.echo(f"\n{step['users']} agents, {step['workers']} worker(s):", err=True)
+            typer.echo(window_table(step), err=True)
     if figures["lost_turns"] or figures["writes_executed_twice"]:
         raise typer.Exit(1)

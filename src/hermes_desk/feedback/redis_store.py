@@ -6,6 +6,7 @@ script, so two workers rating the same suggestion leave the counts right.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from hermes_desk.feedback.record import SuggestionEvent
@@ -45,11 +46,23 @@ class RedisFeedbackStore:
     def _counts_key(self, tenant: str) -> str:
         return f"{self._prefix}sfb-counts:{tenant}"
 
-    async def put(self, event: SuggestionEvent) -> bool:
+    def _put_args(self, event: SuggestionEvent) -> tuple[list[str], list[str]]:
         keys = [self._session_key(event.tenant, event.session_id), self._counts_key(event.tenant)]
         data = json.dumps(event.to_dict(), ensure_ascii=False)
-        args = [event.field, data, f"{event.intent}{_SEP}{event.kind}", str(_TTL_S)]
+        return keys, [event.field, data, f"{event.intent}{_SEP}{event.kind}", str(_TTL_S)]
+
+    async def put(self, event: SuggestionEvent) -> bool:
+        keys, args = self._put_args(event)
         return int(await self._redis.call(self._put(keys=keys, args=args))) == 1
+
+    async def put_many(self, events: Sequence[SuggestionEvent]) -> list[bool]:
+        if not events:
+            return []
+        pipe = self._client.pipeline(transaction=False)
+        for event in events:
+            keys, args = self._put_args(event)
+            await self._put(keys=keys, args=args, client=pipe)  # queued in the pipeline
+        return [int(v) == 1 for v in await self._redis.call(pipe.execute())]
 
     async def for_session(self, tenant: str, session_id: str) -> list[SuggestionEvent]:
         found = await self._redis.call(self._client.hgetall(self._session_key(tenant, session_id)))

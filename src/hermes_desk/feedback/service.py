@@ -4,13 +4,19 @@ The console shows one suggestion per customer turn; the agent may edit it in pla
 into the reply box, copy it, and rate it useful or not (with a reason). Each of those arrives as
 an event naming the turn; the service checks that the turn is the session's and has a
 suggestion, keeps the agent's edited text beside the original, and counts.
+
+A suggestion *shown* is counted on every customer turn, so those are not written one by one:
+they wait (at most ``flush_after_s``, or until ``flush_at`` are waiting) and are written
+together in one transaction. Anything that reads the events (a report, a session's events, an
+agent's event) writes the waiting ones first, and so does closing the store.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from hermes_desk.clock import Clock
@@ -41,6 +47,8 @@ class SuggestionFeedback:
         max_text_chars: the longest edited text accepted (the service's text limit).
         redact: ``(tenant, text) -> text``, applied to every text before it is stored (the
             suggestion, the agent's edit, the reason): the tenant's masking of personal numbers.
+        flush_after_s: the longest a shown suggestion waits to be written with others.
+        flush_at: this many waiting are written at once.
     """
 
     def __init__(
@@ -52,16 +60,25 @@ class SuggestionFeedback:
         clock: Clock,
         max_text_chars: int,
         redact: Callable[[str, str], str] | None = None,
+        flush_after_s: float = 0.5,
+        flush_at: int = 64,
     ) -> None:
-        self.store = store
+        self.store: FeedbackStore = _FlushFirst(store, self)
         self.sessions = sessions
         self.metrics = metrics
         self.clock = clock
         self.max_text_chars = max_text_chars
         self.redact = redact or (lambda tenant, text: text)
+        self.flush_after_s = flush_after_s
+        self.flush_at = flush_at
+        self._inner = store
+        self._waiting: list[SuggestionEvent] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._flushes: set[asyncio.Task[None]] = set()
 
     async def shown(self, tenant: str, outcome: Mapping[str, Any]) -> None:
-        """Count the suggestion a turn answered (the turn response or assist frame body).
+        """Count the suggestion a turn answered (the turn response or assist frame body): it is
+        written with the others waiting, within ``flush_after_s`` (see the module docstring).
 
         Never fails the turn: a store that does not answer is logged and the count is lost.
         """
@@ -78,10 +95,37 @@ class SuggestionFeedback:
             at=self.clock.now(),
             suggestion=self.redact(tenant, str(suggestion.get("text", ""))),
         )
+        self._waiting.append(event)
+        if len(self._waiting) >= self.flush_at:
+            await self.flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(
+                self.flush_after_s, self._flush_soon
+            )
+
+    async def flush(self) -> None:
+        """Write the shown suggestions waiting, in one round trip; never raises (a store that
+        does not answer is logged and those counts are lost)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        waiting, self._waiting = self._waiting, []
+        if not waiting:
+            return
         try:
-            await self._put(event)
+            firsts = await self._inner.put_many(waiting)
         except Exception:  # counting must never cost the agent the assist
-            _logger.exception("could not count a shown suggestion (session %s)", event.session_id)
+            sessions = ", ".join(sorted({e.session_id for e in waiting}))
+            _logger.exception("could not count %d shown suggestion(s) (sessions %s)",
+                              len(waiting), sessions)  # fmt: skip
+            return
+        self._observe(waiting, firsts)
+
+    def _flush_soon(self) -> None:
+        self._timer = None
+        task = asyncio.get_running_loop().create_task(self.flush())
+        self._flushes.add(task)
+        task.add_done_callback(self._flushes.discard)
 
     async def record(
         self,
@@ -108,6 +152,7 @@ class SuggestionFeedback:
             ValidationError: the fields do not fit the event (a rating without ``useful``…).
         """
         kind = _check(event, useful, reason, text, MAX_REASON_CHARS, self.max_text_chars)
+        await self.flush()  # the shown ones first: what is read next counts them
         session = await self.sessions.get(tenant, user, session_id)
         turns = session.turns
         turn = turns[turn_index] if 0 <= turn_index < len(turns) else None
@@ -166,10 +211,48 @@ class SuggestionFeedback:
         return report(tenant, await self.store.counts(tenant))
 
     async def _put(self, event: SuggestionEvent) -> bool:
-        first = await self.store.put(event)
-        if first:
-            self.metrics.observe(event.tenant, event.intent, event.kind)
+        first = await self._inner.put(event)
+        self._observe([event], [first])
         return first
+
+    def _observe(self, events: Sequence[SuggestionEvent], firsts: Sequence[bool]) -> None:
+        for event, first in zip(events, firsts, strict=True):
+            if first:
+                self.metrics.observe(event.tenant, event.intent, event.kind)
+
+
+class _FlushFirst:
+    """The service's store as others see it (the runtime's health check and shutdown): reads
+    and closing write the shown suggestions still waiting first."""
+
+    def __init__(self, inner: FeedbackStore, service: SuggestionFeedback) -> None:
+        self._inner = inner
+        self._service = service
+
+    async def put(self, event: SuggestionEvent) -> bool:
+        await self._service.flush()
+        return await self._inner.put(event)
+
+    async def put_many(self, events: Sequence[SuggestionEvent]) -> list[bool]:
+        await self._service.flush()
+        return await self._inner.put_many(events)
+
+    async def for_session(self, tenant: str, session_id: str) -> list[SuggestionEvent]:
+        await self._service.flush()
+        return await self._inner.for_session(tenant, session_id)
+
+    async def counts(self, tenant: str) -> list[tuple[str, str, int]]:
+        await self._service.flush()
+        return await self._inner.counts(tenant)
+
+    async def ping(self) -> None:
+        await self._inner.ping()
+
+    async def aclose(self) -> None:
+        await self._service.flush()
+        for task in list(self._service._flushes):
+            await task
+        await self._inner.aclose()
 
 
 def _check(

@@ -46,30 +46,37 @@ class SqliteFeedbackStore:
         self._db.call(lambda conn: apply_migrations(conn, "feedback", MIGRATIONS))
 
     async def put(self, event: SuggestionEvent) -> bool:
-        key = (event.tenant, event.session_id, event.turn_index, event.event)
-        row = (
-            *key,
-            event.intent,
-            event.kind,
-            event.at,
-            json.dumps(event.to_dict(), ensure_ascii=False),
-        )
+        return (await self.put_many([event]))[0]
 
-        def upsert(conn: sqlite3.Connection) -> bool:
-            found = conn.execute(
-                "SELECT 1 FROM suggestion_feedback "
-                "WHERE tenant = ? AND session_id = ? AND turn_index = ? AND event = ?",
-                key,
-            ).fetchone()
-            conn.execute(
-                "INSERT OR REPLACE INTO suggestion_feedback "
-                "(tenant, session_id, turn_index, event, intent, kind, at, data) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
+    async def put_many(self, events: Sequence[SuggestionEvent]) -> list[bool]:
+        rows = [
+            (
+                event.tenant, event.session_id, event.turn_index, event.event, event.intent,
+                event.kind, event.at, json.dumps(event.to_dict(), ensure_ascii=False),
             )
-            return found is None
+            for event in events
+        ]  # fmt: skip
 
-        # One transaction: the existence check and the write.
+        def upsert(conn: sqlite3.Connection) -> list[bool]:
+            firsts = []
+            for row in rows:
+                found = conn.execute(
+                    "SELECT 1 FROM suggestion_feedback "
+                    "WHERE tenant = ? AND session_id = ? AND turn_index = ? AND event = ?",
+                    row[:4],
+                ).fetchone()
+                conn.execute(
+                    "INSERT OR REPLACE INTO suggestion_feedback "
+                    "(tenant, session_id, turn_index, event, intent, kind, at, data) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    row,
+                )
+                firsts.append(found is None)
+            return firsts
+
+        if not rows:
+            return []
+        # One transaction: the existence checks and the writes.
         return await self._db.run(upsert, transaction=True)
 
     async def for_session(self, tenant: str, session_id: str) -> list[SuggestionEvent]:

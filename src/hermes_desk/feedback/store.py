@@ -7,6 +7,7 @@ and ``redis_store`` (several workers). Every backend keeps one record per sugges
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -25,6 +26,11 @@ class FeedbackStore(Protocol):
     async def put(self, event: SuggestionEvent) -> bool:
         """Store ``event``, replacing the same suggestion's earlier event of its kind; ``True``
         when there was none (the first insert, rating… of that suggestion)."""
+        ...
+
+    async def put_many(self, events: Sequence[SuggestionEvent]) -> list[bool]:
+        """:meth:`put` each of ``events`` in order, in one round trip (one transaction where the
+        backend has them); what :meth:`put` would have answered for each."""
         ...
 
     async def for_session(self, tenant: str, session_id: str) -> list[SuggestionEvent]:
@@ -57,6 +63,9 @@ class MemoryFeedbackStore:
             new = key not in self._items
             self._items[key] = event
             return new
+
+    async def put_many(self, events: Sequence[SuggestionEvent]) -> list[bool]:
+        return [await self.put(event) for event in events]
 
     async def for_session(self, tenant: str, session_id: str) -> list[SuggestionEvent]:
         found = [e for (t, s, _), e in self._items.items() if t == tenant and s == session_id]
