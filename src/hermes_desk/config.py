@@ -77,6 +77,12 @@ class ServiceSettings(_Section):
         description="business backend the pack's tools call ({backend_url})",
     )
     request_timeout_s: float = Field(30.0, gt=0, description="global per-request limit (W7)")
+    keep_alive_s: float = Field(
+        75.0,
+        gt=0,
+        description="an idle client connection is closed after this long; longer than a proxy's "
+        "own (nginx: 60 s), so the proxy closes first and never reuses a closing connection",
+    )
     max_body_bytes: int = Field(64 * 1024, gt=0, description="larger request bodies get 413")
     max_text_chars: int = Field(2_000, gt=0, description="longest utterance accepted")
     access_log: bool = Field(

@@ -82,6 +82,7 @@ def serve(
             port=bind_port,
             log_level="info",
             timeout_graceful_shutdown=max(1, int(settings.service.request_timeout_s)),
+            timeout_keep_alive=max(1, int(settings.service.keep_alive_s)),
             # The service logs requests itself (service.access_log), without query strings
             # (spec D3): uvicorn's own access log prints them.
             access_log=False,
