@@ -334,6 +334,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
     data_dir.mkdir(parents=True, exist_ok=True)
     variables = {"backend_url": settings.service.backend_url.rstrip("/")}
     pack = load_pack(settings.service.pack, variables=variables)
+    labels = load_labels(pack)
 
     recent = MemorySink()
     masking = Masking(settings.privacy)
@@ -441,6 +442,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         writer=writer,
         masking=masking,
         clock=clock,
+        labels=labels,
     )
     # After the memory and usage hooks: the summary is kept with the archive as it ends.
     sessions.on_destroy(summaries.session_ended)
@@ -497,7 +499,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         actions=actions,
         assistant=assistant,
         feedback=feedback,
-        labels=load_labels(pack),
+        labels=labels,
         board=board,
         sentiment=sentiment,
         masking=masking,

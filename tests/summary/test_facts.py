@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hermes_desk.actions import Proposal
-from hermes_desk.packs import Pack, load_pack
+from hermes_desk.packs import Pack, load_labels, load_pack
 from hermes_desk.sessions import Session, Turn
 from hermes_desk.summary import gather, offline_summary, outcome_of
 
@@ -116,3 +116,14 @@ def test_the_summary_names_slots_lookups_actions_and_open_items(pack: Pack) -> N
     assert "操作：开投诉工单（待批准）" in text
     assert "未决事项：待坐席批准：开投诉工单" in text
     assert text.endswith("建议结案类型：待客户回复。")
+
+
+def test_the_packs_own_slots_are_told_by_its_labels_and_codes_never(pack: Pack) -> None:
+    session = _session(
+        _said("我昨天买的耳机想退货", "return_exchange"),
+        slots={"order_id": "202405201234", "product": "耳机", "sms_code": "482913"},
+    )
+    facts = gather(session, pack, labels=load_labels(pack))
+    assert facts.slots == {"订单号": "202405201234", "商品": "耳机"}
+    text = offline_summary(facts, "after_contact", disposition="已解决")
+    assert "商品 耳机" in text and "482913" not in text

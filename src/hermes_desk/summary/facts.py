@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from hermes_desk.actions import Proposal
-from hermes_desk.packs import Pack
+from hermes_desk.packs import Pack, PackLabels
 from hermes_desk.sessions import Session
 from hermes_desk.workflows import WorkflowView
 
@@ -24,7 +24,8 @@ SummaryKind = Literal["after_contact", "transfer"]
 
 _QUESTION_INTENTS = frozenset({"kb_question", "payment_methods"})
 _ACTIVE_WORKFLOW = frozenset({"pending", "running", "waiting_input"})
-# Slots worth a line in a summary, in this order, with their names in each language.
+# How a summary names the usual slots (first, in this order); the pack's other slots follow,
+# named by its labels.yaml.
 _SLOT_NAMES: dict[str, dict[str, str]] = {
     "order_id": {"zh": "订单号", "en": "order"},
     "phone": {"zh": "手机号", "en": "phone"},
@@ -141,8 +142,10 @@ def gather(
     *,
     proposals: Sequence[Proposal] = (),
     workflows: Sequence[WorkflowView] = (),
+    labels: PackLabels | None = None,
 ) -> ContactFacts:
-    """The facts of ``session`` (its stored, masked record) and what it led to."""
+    """The facts of ``session`` (its stored, masked record) and what it led to; ``labels``
+    name the pack's own slots."""
     language = _language(session)
     facts = ContactFacts(language=language)
     writes = {p.tool for p in proposals}
@@ -161,10 +164,13 @@ def gather(
             lookup = {"tool": turn.name, "status": _tool_status(turn.text)}
             if lookup not in facts.lookups:  # the same look-up again adds nothing to tell
                 facts.lookups.append(lookup)
-    for name, names in _SLOT_NAMES.items():
+    for name in _summary_slots(pack):
         value = session.slots.get(name)
         if value not in (None, ""):
-            facts.slots[names[language]] = str(value)
+            said = _SLOT_NAMES.get(name, {}).get(language)
+            facts.slots[said or (labels.label("slots", name, language) if labels else name)] = str(
+                value
+            )
     for proposal in proposals:
         facts.actions.append(
             {
@@ -183,6 +189,18 @@ def gather(
         if view.status in _ACTIVE_WORKFLOW and not asked:  # a pending proposal says it already
             facts.open_items.append(_open_workflow(view, pack, language))
     return facts
+
+
+def _summary_slots(pack: Pack) -> list[str]:
+    """The slots a summary tells: the usual ones, then every other slot the pack's intents
+    declare — but not one read only while a workflow waits for it (``extractor: none``: a code)."""
+    declared = {
+        name: schema.get("extractor")
+        for spec in pack.intents.values()
+        for name, schema in spec.slots.items()
+    }
+    rest = [n for n, extractor in declared.items() if extractor != "none" and n not in _SLOT_NAMES]
+    return [*_SLOT_NAMES, *rest]
 
 
 def _open_proposal(proposal: Proposal, language: str) -> str:

@@ -17,7 +17,7 @@ from hermes_desk.actions import ActionService
 from hermes_desk.clock import Clock, SystemClock
 from hermes_desk.errors import NotFoundError, ValidationError
 from hermes_desk.masking import Masking
-from hermes_desk.packs import Pack
+from hermes_desk.packs import Pack, PackLabels
 from hermes_desk.sessions import DestroyReason, Session, SessionArchive, SessionManager
 from hermes_desk.summary.facts import SummaryKind, gather, offline_summary, outcome_of
 from hermes_desk.summary.store import SqliteSummaryStore, Summary
@@ -44,8 +44,10 @@ class SummaryService:
         writer: SummaryWriter | None = None,
         masking: Masking | None = None,
         clock: Clock | None = None,
+        labels: PackLabels | None = None,
     ) -> None:
         self.pack = pack
+        self.labels = labels
         self.sessions = sessions
         self.archive = archive
         self.store = store
@@ -65,7 +67,9 @@ class SummaryService:
         workflows = (
             await self.workflows.for_session(session.id) if self.workflows is not None else []
         )
-        facts = gather(session, self.pack, proposals=proposals, workflows=workflows)
+        facts = gather(
+            session, self.pack, proposals=proposals, workflows=workflows, labels=self.labels
+        )
         mask = self.masking.for_tenant(session.tenant)
         dispositions = self.pack.dispositions
         proposed = dispositions.for_outcome(outcome_of(facts, kind))
