@@ -88,6 +88,10 @@ def test_a_plain_write_runs_again_only_once_no_worker_can_still_be_running_it(
     tmp_path: Path, backend_url: str
 ) -> None:
     settings = make_settings(tmp_path, backend_url)
+    # An hour: however slow the start, "a moment ago" stays younger than that.
+    settings = settings.model_copy(
+        update={"actions": settings.actions.model_copy(update={"resume_after_s": 3600.0})}
+    )
     with running(settings, backend_url) as first:
         old_sid = first.open_session("u1002")["session_id"]
         [old] = first.turn(old_sid, "u1002", "我要投诉，你们的客服态度太差了")["proposals"]
