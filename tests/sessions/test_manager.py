@@ -95,6 +95,25 @@ async def test_get_renews_so_expiry_counts_idle_time_not_age(
         await manager.get("t1", "alice", session.id)
 
 
+
+async def test_a_get_before_a_save_renews_only_once_half_the_idle_time_has_passed(
+    manager: SessionManager, store: SessionStore, fake_clock: FakeClock
+) -> None:
+    session = await manager.create("t1", "alice")
+    created = session.last_active
+    fake_clock.advance(TTL / 2 - 1)
+    early = await manager.get("t1", "alice", session.id, saving=True)
+    stored = await store.load(session.id)
+    assert stored is not None and stored.last_active == created == early.last_active
+    fake_clock.advance(2)  # over half: renewed now, so it cannot expire before the save
+    late = await manager.get("t1", "alice", session.id, saving=True)
+    stored = await store.load(session.id)
+    assert stored is not None and stored.last_active == late.last_active == fake_clock.now()
+    fake_clock.advance(TTL - 60)
+    await manager.save(late)  # the save renews it: still open a whole idle time later
+    fake_clock.advance(TTL - 60)
+    assert (await manager.get("t1", "alice", session.id)).is_open
+
 async def test_lazy_expiry_archives_and_runs_hooks_once(
     manager: SessionManager, fake_clock: FakeClock, sink: MemorySink
 ) -> None:

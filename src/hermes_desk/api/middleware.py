@@ -140,7 +140,10 @@ class RequestTimeLimit:
             await send(message)
 
         try:
-            await asyncio.wait_for(self.app(scope, receive, tracking_send), self.timeout_s)
+            # A deadline on this task, not wait_for's extra task per request (measured: CPU
+            # per turn, docs/benchmarks.md "Load").
+            async with asyncio.timeout(self.timeout_s):
+                await self.app(scope, receive, tracking_send)
         except TimeoutError:
             if not started:
                 await _send_json(

@@ -129,7 +129,7 @@ class Assistant:
     async def _turn(
         self, tenant: str, user: str, session_id: str, text: str, speaker: Speaker
     ) -> TurnOutcome:
-        session = await self.sessions.get(tenant, user, session_id)
+        session = await self.sessions.get(tenant, user, session_id, saving=True)
         if not session.is_open:
             raise ConflictError("the session is closed", session_id=session_id)
         started = self.clock.now()

@@ -144,15 +144,24 @@ class SessionManager:
                 return session
         raise ConflictError("could not allocate a session id")  # 128 random bits: never
 
-    async def get(self, tenant: str, user: str, session_id: str) -> Session:
+    async def get(
+        self, tenant: str, user: str, session_id: str, *, saving: bool = False
+    ) -> Session:
         """The session, renewed; its tombstone (``status == "closed"``) if it was just closed.
+
+        ``saving``: the caller saves the session before long (a turn), and the save renews it;
+        it is renewed here only once half its idle time has passed, so that it cannot expire
+        while the caller works — one write fewer per turn.
 
         Raises:
             NotFoundError: unknown, expired or another user's id.
         """
         session = await self._load_owned(tenant, user, session_id)
         if session.is_open:
-            session.last_active = self.clock.now()
+            now = self.clock.now()
+            if saving and now - session.last_active < self.settings.idle_ttl_s / 2:
+                return session
+            session.last_active = now
             if not await self.store.touch(session):
                 return await self._reload_after_race(tenant, user, session_id)
         return session
