@@ -95,7 +95,6 @@ async def test_get_renews_so_expiry_counts_idle_time_not_age(
         await manager.get("t1", "alice", session.id)
 
 
-
 async def test_a_get_before_a_save_renews_only_once_half_the_idle_time_has_passed(
     manager: SessionManager, store: SessionStore, fake_clock: FakeClock
 ) -> None:
@@ -113,6 +112,7 @@ async def test_a_get_before_a_save_renews_only_once_half_the_idle_time_has_passe
     await manager.save(late)  # the save renews it: still open a whole idle time later
     fake_clock.advance(TTL - 60)
     assert (await manager.get("t1", "alice", session.id)).is_open
+
 
 async def test_lazy_expiry_archives_and_runs_hooks_once(
     manager: SessionManager, fake_clock: FakeClock, sink: MemorySink
