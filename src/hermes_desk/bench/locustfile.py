@@ -41,6 +41,7 @@ from locust.env import Environment
 from locust.exception import StopUser
 from websocket import WebSocket, WebSocketException, create_connection
 
+from hermes_desk.bench.conversations import CODE, pick_kind, script
 from hermes_desk.masking import Masker
 
 #: the transcript keeps what the customer said with personal numbers masked (the service's
@@ -49,35 +50,10 @@ as_stored = Masker().text
 
 __all__ = ["Agent", "Conversation", "Ledger"]
 
-MIX = (("order", 0.60), ("password_reset", 0.20), ("logistics", 0.15), ("complaint", 0.05))
 #: a turn that fails (5xx, connection refused) is retried this often before it counts as lost
 RETRIES = 30
 RETRY_PAUSE_S = 1.0
 TERMINAL = {"completed", "failed", "escalated"}
-
-ORDER_FOLLOW_UPS = (
-    "那什么时候能到？",
-    "现在到哪里了？",
-    "订单{order}是什么状态",
-    "能帮我看看物流吗",
-    "好的，我知道了",
-    "请不要给我打电话，有事发短信",
-)
-LOGISTICS_FOLLOW_UPS = (
-    "快递到哪了？",
-    "怎么这么慢，什么时候能送到",
-    "请不要再给我发短信了",
-    "能不能催一下快递",
-    "好吧，谢谢",
-)
-COMPLAINT_FOLLOW_UPS = (
-    "我要求给个说法",
-    "请不要给我打电话，有事发短信",
-    "你们的服务太差了",
-    "好吧，先这样",
-)
-RESET_FOLLOW_UPS = ("好的，收到新密码了", "谢谢", "请不要给我打电话，有事发短信", "好的")
-CODE = "<sms code>"
 
 
 def _pair(name: str, default: tuple[float, float]) -> tuple[float, float]:
@@ -166,23 +142,7 @@ class Conversation:
     # -- the customer's side -------------------------------------------------------------
 
     def script(self) -> list[str]:
-        n = self.rng.randint(3, 6)
-        order, rng = self.order, self.rng
-        pool: tuple[str, ...]
-        if self.kind == "password_reset":
-            first = [f"我忘记密码了，手机号{self.customer['phone']}", CODE]
-            pool = RESET_FOLLOW_UPS
-        elif self.kind == "logistics":
-            first = [f"订单{order}的快递已经超过{rng.randint(3, 9)}天了还没到，我很着急"]
-            pool = LOGISTICS_FOLLOW_UPS
-        elif self.kind == "complaint":
-            first = [f"我要投诉订单{order}，客服打了{rng.randint(2, 5)}次电话都没人解决，太差劲了"]
-            pool = COMPLAINT_FOLLOW_UPS
-        else:
-            first = [f"帮我查一下订单{order}"]
-            pool = ORDER_FOLLOW_UPS
-        rest = [rng.choice(pool).format(order=order) for _ in range(n - len(first))]
-        return first + rest
+        return script(self.kind, self.customer, self.order, self.rng)
 
     def run(self) -> None:
         ledger = shared().ledger
@@ -490,7 +450,7 @@ class Agent(FastHttpUser):
         if state.limit and state.started >= state.limit:
             raise StopUser()
         state.started += 1
-        kind = self.rng.choices([k for k, _ in MIX], weights=[w for _, w in MIX])[0]
+        kind = pick_kind(self.rng)
         customer = self.rng.choice(state.customers)
         conversation = Conversation(self, kind, customer, self.rng)
         try:

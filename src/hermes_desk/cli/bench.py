@@ -261,6 +261,57 @@ def _numbers(text: str, name: str) -> list[float]:
     return values
 
 
+@app.command("turn-cpu")
+def turn_cpu(
+    conversations: Annotated[
+        int, typer.Option(help="conversations whose turns are measured")
+    ] = 600,
+    clients: Annotated[int, typer.Option(help="concurrent clients, one conversation each")] = 8,
+    stores: Annotated[
+        str, typer.Option(help="embedded (SQLite) or shared (Redis + PostgreSQL)")
+    ] = "embedded",
+    redis_url: Annotated[
+        str | None, typer.Option(help="Redis for --stores shared (default: a private one)")
+    ] = None,
+    postgres_dsn: Annotated[
+        str | None, typer.Option(help="PostgreSQL for memory with --stores shared")
+    ] = None,
+    model_dir: Annotated[
+        Path | None, typer.Option(help="trained intent models to reuse (HERMES_NLU__MODEL_DIR)")
+    ] = None,
+    workdir: Annotated[Path | None, typer.Option(help="folder for data and logs")] = None,
+    profile: Annotated[
+        bool, typer.Option("--profile", help="py-spy the worker while the turns run")
+    ] = False,
+    out: OutOption = None,
+) -> None:
+    """CPU per customer turn on one worker: the sessions opened first, then only turns (the
+    article's mix, no think time) from concurrent clients; the worker's CPU over the turns."""
+    from hermes_desk.bench.turn_cpu import run_turn_cpu, summary_line
+
+    if stores not in ("embedded", "shared"):
+        raise typer.BadParameter("stores must be embedded or shared", param_hint="--stores")
+    if conversations < 1 or clients < 1:
+        raise typer.BadParameter("give at least one conversation and one client")
+    machine = _machine()
+    env_model_dir = os.environ.get("HERMES_NLU__MODEL_DIR")
+    figures = run_turn_cpu(
+        conversations=conversations,
+        clients=clients,
+        stores=stores,
+        redis_url=redis_url,
+        postgres_dsn=postgres_dsn,
+        model_dir=model_dir or (Path(env_model_dir) if env_model_dir else None),
+        workdir=workdir,
+        profile=profile,
+        progress=lambda line: typer.echo(line, err=True),
+    )
+    typer.echo(summary_line(figures), err=True)
+    _emit("turn-cpu", figures, out, machine)
+    if figures["turn_errors"]:
+        raise typer.Exit(1)
+
+
 @app.command()
 def load(
     users: Annotated[

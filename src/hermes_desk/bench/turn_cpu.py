@@ -1,0 +1,210 @@
+"""CPU per turn: what one customer turn costs a worker, with nothing else in the measurement.
+
+``hermes-desk bench turn-cpu`` starts one worker and the demo backend (with its realistic
+latencies, :mod:`hermes_desk.bench.load_cluster`), opens every conversation's session first,
+then sends the conversations' customer turns (the article's mix, :mod:`hermes_desk.bench.
+conversations`) from ``clients`` concurrent clients, each holding one conversation at a time with
+no think time, and closes the sessions afterwards. The worker's CPU seconds (``/proc``) are
+counted only while the turns run, so the figure is a turn's and nothing else's — opening,
+approving and closing, which a whole conversation adds, are in ``hermes-desk bench load``'s
+figure instead. A password reset's SMS code is not sent here (nobody approves the SMS), so its
+conversation goes on with the follow-ups.
+
+This is a measurement driver, not a load test: a fixed amount of work at a fixed concurrency;
+the load itself (think times, capacity, faults) is Locust's, in :mod:`hermes_desk.bench.load`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from hermes_desk.bench.conversations import CODE, pick_kind, script
+from hermes_desk.bench.load import percentile, profile_top
+from hermes_desk.bench.load_cluster import build_cluster, cpu_seconds, rss_bytes
+
+__all__ = ["Planned", "plan_conversations", "run_turn_cpu", "summary_line"]
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One conversation to hold: who, about what, and the lines."""
+
+    kind: str
+    user: str
+    lines: tuple[str, ...]
+
+
+def plan_conversations(customers: list[dict[str, Any]], count: int, seed: int = 1) -> list[Planned]:
+    """``count`` conversations of the article's mix, one customer each (so no two share a
+    session), their lines drawn with ``seed``."""
+    if count > len(customers):
+        raise ValueError(f"{count} conversations need as many customers ({len(customers)})")
+    rng = random.Random(seed)
+    planned = []
+    for customer in customers[:count]:
+        kind = pick_kind(rng)
+        lines = script(kind, customer, rng.choice(customer["orders"]), rng)
+        planned.append(Planned(kind, customer["user"], tuple(t for t in lines if t != CODE)))
+    return planned
+
+
+def run_turn_cpu(
+    *,
+    conversations: int = 600,
+    clients: int = 8,
+    stores: str = "embedded",
+    redis_url: str | None = None,
+    postgres_dsn: str | None = None,
+    model_dir: Path | None = None,
+    workdir: Path | None = None,
+    warmup: int = 20,
+    seed: int = 1,
+    profile: bool = False,
+    progress: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Start a worker, hold ``conversations`` conversations' turns from ``clients`` clients,
+    and return the worker's CPU per turn with the counts and latencies behind it."""
+    work = workdir or Path(tempfile.mkdtemp(prefix="hermes-turn-cpu-"))
+    cluster = build_cluster(
+        work, workers=1, stores=stores, customers=conversations + warmup, model_dir=model_dir,
+        redis_url=redis_url, postgres_dsn=postgres_dsn, balancer=False,
+    )  # fmt: skip
+    plan = plan_conversations(cluster.customers, conversations + warmup, seed)
+    try:
+        progress(f"starting a worker (stores {stores}) in {work}")
+        cluster.start()
+        with httpx.Client(base_url=cluster.url, timeout=60) as client:
+            progress(f"opening {len(plan)} sessions")
+            sessions = [_open(client, p.user) for p in plan]
+            progress(f"warming up: {warmup} conversations")
+            _hold(cluster.url, list(zip(plan[:warmup], sessions[:warmup], strict=True)), clients)
+            worker = cluster.workers[0]
+            measured = list(zip(plan[warmup:], sessions[warmup:], strict=True))
+            progress(f"measuring: {len(measured)} conversations from {clients} clients")
+            spy = _spy(worker.pid, work) if profile else None
+            cpu_before, rss_before = cpu_seconds(worker.pid), rss_bytes(worker.pid)
+            started = time.time()
+            results = _hold(cluster.url, measured, clients)
+            wall = time.time() - started
+            cpu = cpu_seconds(worker.pid) - cpu_before
+            rss_after = rss_bytes(worker.pid)
+            profiled = _stop_spy(spy, work) if spy is not None else None
+            progress("closing the sessions")
+            for planned, session_id in zip(plan, sessions, strict=True):
+                client.delete(f"/v1/sessions/{session_id}", params={"user_id": planned.user})
+    finally:
+        cluster.stop()
+    return _figures(results, cpu, wall, rss_before, rss_after, stores, clients, profiled, work)
+
+
+def _open(client: httpx.Client, user: str) -> str:
+    response = client.post("/v1/sessions", json={"user_id": user, "resume": False})
+    response.raise_for_status()
+    return str(response.json()["session_id"])
+
+
+def _hold(url: str, work: list[tuple[Planned, str]], clients: int) -> list[dict[str, Any]]:
+    """The conversations' turns from ``clients`` threads, one conversation at a time each."""
+    todo: queue.SimpleQueue[tuple[Planned, str]] = queue.SimpleQueue()
+    for item in work:
+        todo.put(item)
+    results: list[dict[str, Any]] = []
+    lock = threading.Lock()
+
+    def client_loop() -> None:
+        with httpx.Client(base_url=url, timeout=60) as client:
+            while True:
+                try:
+                    planned, session_id = todo.get_nowait()
+                except queue.Empty:
+                    return
+                for text in planned.lines:
+                    began = time.perf_counter()
+                    response = client.post(
+                        f"/v1/sessions/{session_id}/turns",
+                        json={"user_id": planned.user, "text": text},
+                    )
+                    record = {
+                        "kind": planned.kind,
+                        "status": response.status_code,
+                        "ms": (time.perf_counter() - began) * 1e3,
+                        "error": None if response.status_code == 200 else response.text[:200],
+                    }
+                    with lock:
+                        results.append(record)
+
+    threads = [threading.Thread(target=client_loop) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def _spy(pid: int, work: Path) -> subprocess.Popen[bytes]:
+    spy = subprocess.Popen(
+        [str(Path(sys.executable).with_name("py-spy")), "record", "--pid", str(pid), "--rate",
+         "200", "--format", "raw", "--gil", "--nonblocking", "--output",
+         str(work / "profile-turns.txt")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    time.sleep(1.0)  # py-spy attaches before the first turn
+    return spy
+
+
+def _stop_spy(spy: subprocess.Popen[bytes], work: Path) -> dict[str, list[tuple[str, float]]]:
+    spy.send_signal(2)  # SIGINT: py-spy writes the profile and exits
+    spy.wait(timeout=60)
+    path = work / "profile-turns.txt"
+    return profile_top(path, n=30) if path.exists() else {}
+
+
+def _figures(
+    results: list[dict[str, Any]], cpu: float, wall: float, rss_before: int, rss_after: int,
+    stores: str, clients: int, profiled: dict[str, Any] | None, work: Path,
+) -> dict[str, Any]:  # fmt: skip
+    answered = [r for r in results if r["status"] == 200]
+    latencies = sorted(r["ms"] for r in answered)
+    return {
+        "stores": stores,
+        "clients": clients,
+        "turns": len(results),
+        "turns_answered": len(answered),
+        "turn_errors": len(results) - len(answered),
+        "error_examples": [r["error"] for r in results if r["error"]][:3],
+        "turns_by_kind": dict(Counter(r["kind"] for r in answered)),
+        "wall_s": round(wall, 2),
+        "turns_per_s": round(len(answered) / wall, 1) if wall else 0.0,
+        "worker_cpu_s": round(cpu, 3),
+        "cpu_ms_per_turn": round(1000 * cpu / len(answered), 3) if answered else None,
+        "worker_cores_used": round(cpu / wall, 2) if wall else 0.0,
+        "turn_p50_ms": round(statistics.median(latencies), 1) if latencies else None,
+        "turn_p95_ms": percentile(latencies, 95),
+        "worker_rss_mib": round(rss_after / 2**20, 1),
+        "worker_rss_growth_mib": round((rss_after - rss_before) / 2**20, 1),
+        "loadavg_1m": round(os.getloadavg()[0], 2),
+        "profile": profiled,
+        "workdir": str(work),
+    }
+
+
+def summary_line(figures: dict[str, Any]) -> str:
+    """One line for the progress output."""
+    keys = ("turns_answered", "turn_errors", "turns_per_s", "cpu_ms_per_turn", "worker_cores_used")
+    return json.dumps({k: figures[k] for k in keys})
