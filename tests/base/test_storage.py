@@ -95,6 +95,35 @@ async def test_async_run_goes_through_a_worker_thread(tmp_db_path: Path) -> None
     db.close()
 
 
+@pytest.mark.anyio
+async def test_a_read_runs_at_once_when_the_connection_is_free_and_waits_its_turn_otherwise(
+    tmp_db_path: Path,
+) -> None:
+    db = SqliteDatabase(tmp_db_path)
+    await db.run(lambda c: apply_migrations(c, "demo", MIGRATIONS))
+    await db.run(lambda c: c.execute("INSERT INTO items (name) VALUES ('a')"), transaction=True)
+    caller = threading.get_ident()
+    assert await db.read(lambda c: threading.get_ident()) == caller
+
+    held, release = threading.Event(), threading.Event()
+
+    def hold(conn: object) -> None:  # another call in the middle of its transaction
+        held.set()
+        release.wait(10)
+
+    holder = threading.Thread(target=db.transaction, args=(hold,))
+    holder.start()
+    held.wait(10)
+    threading.Timer(0.2, release.set).start()
+    # Never on the event loop while the connection is busy: queued, and answered once free.
+    where, count = await db.read(
+        lambda c: (threading.get_ident(), c.execute("SELECT count(*) FROM items").fetchone()[0])
+    )
+    holder.join()
+    assert where != caller and count == 1
+    db.close()
+
+
 def test_a_migration_list_naming_one_step_twice_is_refused(tmp_db_path: Path) -> None:
     conn = open_sqlite(tmp_db_path)
     twice = [MIGRATIONS[0], Migration("001_items", "CREATE TABLE other (x);")]

@@ -82,7 +82,7 @@ class SqliteProposalStore:
         return await self._db.run(update) == 1
 
     async def for_session(self, session_id: str) -> list[Proposal]:
-        rows = await self._db.run(
+        rows = await self._db.read(
             lambda conn: conn.execute(
                 "SELECT data FROM proposals WHERE session_id = ? ORDER BY created_at",
                 (session_id,),

@@ -130,7 +130,7 @@ class SqliteMemoryStore:
         def read(conn: sqlite3.Connection) -> list[Fact]:
             return [fact_from_row(r) for r in conn.execute(sql, params)]
 
-        return await self._db.run(read)
+        return await self._db.read(read)
 
     async def pending(self, *, limit: int = 500) -> list[Fact]:
         def read(conn: sqlite3.Connection) -> list[Fact]:

@@ -168,7 +168,7 @@ class SqliteSessionStore:
             session.last_active = found[1]
             return session
 
-        return await self._worker.run(read)
+        return await self._worker.read(read)
 
     async def touch(self, session: Session) -> bool:
         def renew(conn: sqlite3.Connection) -> bool:

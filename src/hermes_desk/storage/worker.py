@@ -63,6 +63,16 @@ class SqliteWorker:
         self._queue.put((fn, transaction, future, loop))
         return await future
 
+    async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """A short read-only ``fn(conn)``, at once when the connection is free
+        (:meth:`SqliteDatabase.read`), else queued behind the calls before it."""
+        if self._closed:
+            raise RuntimeError("the SQLite worker is closed")
+        with self._db.free_connection() as conn:
+            if conn is not None:
+                return fn(conn)
+        return await self.run(fn)
+
     async def aclose(self) -> None:
         """Finish the queued calls and stop the thread. Idempotent."""
         self._closed = True

@@ -163,7 +163,7 @@ class SqliteSnapshotStore:
 
     async def by_session(self, session_id: str) -> list[Snapshot]:
         now = self._clock.now()
-        rows = await self._db.run(
+        rows = await self._db.read(
             lambda conn: conn.execute(
                 f"SELECT {_COLUMNS} FROM workflows WHERE session_id = ? AND expires_at > ?"
                 " ORDER BY saved_at DESC, seq DESC",
