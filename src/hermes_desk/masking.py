@@ -125,7 +125,7 @@ class _Rule:
 _RULES: tuple[_Rule, ...] = (
     _Rule("email", _EMAIL, _mask_email, re.compile("@")),
     _Rule("id_card", _ID_CARD, _mask_id_card, re.compile(r"[1-9]\d{16}")),
-    _Rule("bank_card", _BANK_CARD, _mask_bank_card, re.compile(r"\d(?:[ -]?\d){15}")),
+    _Rule("bank_card", _BANK_CARD, _mask_bank_card, re.compile(r"\d[\d -]{15,}")),
     _Rule(
         "phone", _PHONE, _mask_phone, re.compile(r"1[3-9]\d[\s-]?\d{4}[\s-]?\d{4}|0\d{2,3}-\d{7}")
     ),
