@@ -156,8 +156,12 @@ class _Refused(Exception):
         return reply
 
 
+# One encoder for every frame: ``json.dumps`` with options builds a new one per call.
+_FRAME = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
 def _frame(payload: Mapping[str, Any]) -> str:
-    return json.dumps(payload, ensure_ascii=False, default=str)
+    return _FRAME.encode(payload)
 
 
 @dataclass(eq=False)
