@@ -31,6 +31,8 @@ __all__ = [
 
 _SENSITIVE = re.compile(r"phone|mobile|code|captcha|password|passwd|secret|token|otp|id_card", re.I)
 _logger = logging.getLogger("hermes_desk.events")
+# One encoder for every line: ``json.dumps`` with options builds a new one per call.
+_LINE = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 def mask_value(value: Any) -> Any:
@@ -104,7 +106,7 @@ class LoggingSink:
 
     def emit(self, event: Event) -> None:
         if _logger.isEnabledFor(logging.INFO):
-            _logger.info(json.dumps(event.to_dict(), ensure_ascii=False, default=str))
+            _logger.info(_LINE.encode(event.to_dict()))
 
 
 class FanoutSink:

@@ -16,11 +16,12 @@ turn as one.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from hermes_desk.config import MASK_KINDS, MaskKind, PrivacySettings
@@ -104,19 +105,51 @@ def _mask_code(match: re.Match[str]) -> str:
     return match.group(1) + _STAR * len(match.group(2))
 
 
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    kind: MaskKind
+    pattern: re.Pattern[str]
+    replace: Callable[[re.Match[str]], str]
+    # A part of every match that is quick to look for: where it is absent the pattern cannot
+    # match, so the slow scan (lookbehinds at every position) is skipped.
+    hint: re.Pattern[str]
+
+    def apply(self, text: str) -> str:
+        if self.hint.search(text) is None:
+            return text
+        return self.pattern.sub(self.replace, text)
+
+
 # Order matters: an e-mail may hold digits, an ID card is 18 digits (a card-length run), and a
 # card number may contain what looks like a phone.
-_RULES: tuple[tuple[MaskKind, re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
-    ("email", _EMAIL, _mask_email),
-    ("id_card", _ID_CARD, _mask_id_card),
-    ("bank_card", _BANK_CARD, _mask_bank_card),
-    ("phone", _PHONE, _mask_phone),
-    ("code", _CODE, _mask_code),
+_RULES: tuple[_Rule, ...] = (
+    _Rule("email", _EMAIL, _mask_email, re.compile("@")),
+    _Rule("id_card", _ID_CARD, _mask_id_card, re.compile(r"[1-9]\d{16}")),
+    _Rule("bank_card", _BANK_CARD, _mask_bank_card, re.compile(r"\d[\d -]{15,}")),
+    _Rule(
+        "phone", _PHONE, _mask_phone, re.compile(r"1[3-9]\d[\s-]?\d{4}[\s-]?\d{4}|0\d{2,3}-\d{7}")
+    ),
+    # The last three characters of a code's name, as IGNORECASE matches them (ASCII letters,
+    # and the dotted and dotless i for an i); the class in front lets the scan skip the rest.
+    _Rule(
+        "code",
+        _CODE,
+        _mask_code,
+        re.compile(
+            r"[码eEpPnN](?<=验证码|校验码|动态码|短信码|态密码|[oO][dD][eE]|[oO][tT][pP]|[pP][iIİı][nN])"
+        ),
+    ),
 )
+# Every pattern needs an '@' or four digits in a row (a card's may be spaced or dashed), in
+# ASCII or full width: text without either is returned at once.
+_MAYBE_PERSONAL = re.compile(r"[@＠]|\d(?:[ \-－]?\d){3}")
+_FULL_WIDTH_CHAR = re.compile("[０-９＠．－＋]")
+_SPLIT_KEY = re.compile(r"[_\-.\s]+")
 
 
+@functools.lru_cache(maxsize=4096)
 def _sensitive_key(key: str) -> bool:
-    words = re.split(r"[_\-.\s]+", key.lower())
+    words = _SPLIT_KEY.split(key.lower())
     if not words or words[-1] == "tail":
         return False
     if any(word in _SENSITIVE_WORDS for word in words):
@@ -140,6 +173,10 @@ class Masker:
     """Masks the chosen kinds; a masker with no kinds returns everything as it is."""
 
     kinds: frozenset[MaskKind] = frozenset(MASK_KINDS)
+    _rules: tuple[_Rule, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_rules", tuple(r for r in _RULES if r.kind in self.kinds))
 
     @property
     def enabled(self) -> bool:
@@ -147,9 +184,9 @@ class Masker:
 
     def text(self, text: str) -> str:
         """``text`` with every personal number of the chosen kinds masked."""
-        if not self.kinds or not text:
+        if not self.kinds or not text or _MAYBE_PERSONAL.search(text) is None:
             return text
-        plain = text.translate(_FULL_WIDTH)
+        plain = text.translate(_FULL_WIDTH) if _FULL_WIDTH_CHAR.search(text) else text
         if plain != text:
             # A number typed in full-width digits is the same number: masked in ASCII digits.
             masked = self._masked(plain)
@@ -158,9 +195,8 @@ class Masker:
         return self._masked(text)
 
     def _masked(self, text: str) -> str:
-        for kind, pattern, replace in _RULES:
-            if kind in self.kinds:
-                text = pattern.sub(replace, text)
+        for rule in self._rules:
+            text = rule.apply(text)
         return text
 
     def data(self, value: Any, *, key: str | None = None) -> Any:
@@ -168,21 +204,45 @@ class Masker:
         (``phone``, ``sms_code``, ``email``…) are masked whatever they look like."""
         if not self.kinds:
             return value
+        return self._value(value, key)
+
+    def _value(self, value: Any, key: str | None) -> Any:
+        # The JSON types first, by exact type (an ABC check costs more than the masking of most
+        # values); anything else takes the general path, which gives the same answers for them.
+        kind = type(value)
+        if kind is str:
+            if key is not None and _sensitive_key(key):
+                return self._secret(value)
+            return self.text(value)
+        if kind is dict:
+            return {k: self._value(v, k if type(k) is str else str(k)) for k, v in value.items()}
+        if kind is list or kind is tuple:
+            return [self._value(v, key) for v in value]
+        if value is None or kind is bool:
+            return value
+        if kind is int or kind is float:
+            return self._secret(str(value)) if key is not None and _sensitive_key(key) else value
+        return self._other(value, key)
+
+    def _other(self, value: Any, key: str | None) -> Any:
         if isinstance(value, Mapping):
-            return {k: self.data(v, key=str(k)) for k, v in value.items()}
+            return {k: self._value(v, str(k)) for k, v in value.items()}
         if isinstance(value, list | tuple):
-            return [self.data(v, key=key) for v in value]
+            return [self._value(v, key) for v in value]
         if key is not None and value is not None and _sensitive_key(key):
             if isinstance(value, bool):
                 return value
-            text = str(value)
-            masked = self.text(text)
-            if masked != text or is_masked(text):  # masked already: kept as it is
-                return masked
-            return _STAR * max(len(text) - 2, 3) + text[-2:] if len(text) > 2 else _STAR * 3
+            return self._secret(str(value))
         if isinstance(value, str):
             return self.text(value)
         return value
+
+    def _secret(self, text: str) -> str:
+        """A value under a sensitive key: masked by pattern, or else all but its end."""
+        masked = self.text(text)
+        if masked != text or is_masked(text):  # masked already: kept as it is
+            return masked
+        return _STAR * max(len(text) - 2, 3) + text[-2:] if len(text) > 2 else _STAR * 3
 
     def prose(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """``arguments`` with free text masked (a ticket's description quoting the customer)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import httpx
 import pytest
 
-from hermes_desk.api.access_log import RedactingFilter, log_config
+from hermes_desk.api.access_log import _KEY_PARAM, _KEY_PARAM_HINT, RedactingFilter, log_config
 from hermes_desk.api.app import create_app
 from hermes_desk.config import Settings
+from hermes_desk.masking import Masker
 from hermes_desk.testing.servers import serve_in_thread
 
 KEY = "access-log-key-0123456789"
@@ -72,3 +74,35 @@ def test_no_access_log_unless_asked(
     with serve_in_thread(create_app(settings)) as url, httpx.Client(base_url=url) as client:
         assert client.post("/v1/sessions", json={"user_id": "cust-42"}).status_code == 201
     assert [r for r in caplog.records if r.name == "hermes_desk.access"] == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "GET /ws?api_key=abc123",
+        "x-api-key: abc",
+        'Authorization: "Bearer abc"',
+        "AUTHORİZATİON=abc",
+        "tıcket='t-1'",
+        "\u212aey: nope api_\u212aey=abc",
+        '{"token": "abc", "prompt_tokens": 12}',
+        "the ticket is shown; token=",
+        "no parameter here: tokens 12, ticket 7",
+    ],
+)
+def test_key_parameters_are_redacted_as_by_the_full_pattern(said: str) -> None:
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, said, None, None)
+    RedactingFilter().filter(record)
+    assert record.getMessage() == Masker().text(_KEY_PARAM.sub(r"\1***", said))
+    if _KEY_PARAM.search(said):
+        assert _KEY_PARAM_HINT.search(said)
+
+
+def test_the_key_hint_spells_letters_as_ignorecase_matches_them() -> None:
+    every_character = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    for letter, written in [("k", "kK\u212a"), ("e", "eE"), ("y", "yY"), ("i", "iIİı")]:
+        assert sorted(re.findall(letter, every_character, re.IGNORECASE)) == sorted(written)
+    for letter in "ontOT":
+        assert sorted(re.findall(letter, every_character, re.IGNORECASE)) == sorted(
+            {letter.lower(), letter.upper()}
+        )

@@ -27,6 +27,19 @@ _KEY_PARAM = re.compile(
     r"(?:bearer\s+)?[^\s&\"',;]+",
     re.IGNORECASE,
 )
+# The end of a key parameter's name and what follows it, as IGNORECASE matches them (ASCII
+# letters, and the Kelvin sign for a k, the dotted and dotless i for an i): where it is absent
+# the pattern cannot match; the class in front lets the scan skip the rest.
+_KEY_PARAM_HINT = re.compile(
+    r"[yYnNtT](?<=[kK\u212a][eE][yY]|[iIİı][oO][nN]|[kK\u212a][eE][tT]|[kK\u212a][eE][nN])[\"']?\s*[=:]"
+)
+
+
+def _redact_keys(message: str) -> str:
+    """``message`` with the value of every API key, token or ticket parameter replaced."""
+    if _KEY_PARAM_HINT.search(message) is None:
+        return message
+    return _KEY_PARAM.sub(r"\1***", message)
 
 
 _FIXED_PATHS = frozenset({"/", "/healthz", "/readyz", "/metrics", "/console", "/openapi.json"})
@@ -93,7 +106,7 @@ class RedactingFilter(logging.Filter):
             message = record.getMessage()
         except (TypeError, ValueError):
             return True
-        cleaned = self._masker.text(_KEY_PARAM.sub(r"\1***", message))
+        cleaned = self._masker.text(_redact_keys(message))
         if cleaned != message:
             record.msg, record.args = cleaned, None
         return True

@@ -156,6 +156,14 @@ class _Refused(Exception):
         return reply
 
 
+# One encoder for every frame: ``json.dumps`` with options builds a new one per call.
+_FRAME = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
+def _frame(payload: Mapping[str, Any]) -> str:
+    return _FRAME.encode(payload)
+
+
 @dataclass(eq=False)
 class _Peer:
     """One connected socket; sends are serialised (reader and turn worker both send)."""
@@ -165,9 +173,13 @@ class _Peer:
     gone: bool = False
 
     async def send(self, payload: Mapping[str, Any]) -> None:
+        if not self.gone:
+            await self.send_text(_frame(payload))
+
+    async def send_text(self, text: str) -> None:
+        """Send a frame already serialised (one text for every watcher of a session)."""
         if self.gone:
             return
-        text = json.dumps(payload, ensure_ascii=False, default=str)
         async with self.lock:
             try:
                 await self.socket.send_text(text)
@@ -214,8 +226,12 @@ class SessionHub:
         return len(self._peers.get(session_id, ()))
 
     async def publish(self, session_id: str, payload: Mapping[str, Any]) -> None:
-        for peer in list(self._peers.get(session_id, ())):
-            await peer.send(payload)
+        peers = self._peers.get(session_id)
+        if not peers:
+            return
+        text = _frame(payload)  # serialised once, however many watch
+        for peer in list(peers):
+            await peer.send_text(text)
 
     async def publish_alerts(
         self, session_id: str, alerts: list[dict[str, Any]], *, seq: int | None = None

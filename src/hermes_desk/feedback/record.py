@@ -9,7 +9,7 @@ rating the agent changes counts once, as its last value.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
 
 __all__ = [
@@ -69,11 +69,15 @@ class SuggestionEvent:
         return f"{self.turn_index}:{self.event}"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Every field holds a plain value: no deep copy (``asdict``) is needed.
+        return {name: getattr(self, name) for name in _EVENT_FIELDS}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SuggestionEvent:
         return cls(**dict(data))
+
+
+_EVENT_FIELDS = tuple(f.name for f in fields(SuggestionEvent))
 
 
 @dataclass(slots=True)
