@@ -152,6 +152,23 @@ async def test_a_form_write_encodes_like_a_query(client: ToolClient, server: str
     assert sent["headers"]["content-type"] == "application/x-www-form-urlencoded"
 
 
+async def test_an_empty_form_write_sends_no_body(client: ToolClient, server: str) -> None:
+    binding = _binding(
+        client, server + "/echo", method="POST", body_encoding="form", idempotency_field=None
+    )
+    sent = await _call(binding)
+    assert sent["body"] == "" and "content-type" not in sent["headers"]
+
+
+async def test_a_packs_content_type_wins(client: ToolClient, server: str) -> None:
+    binding = _binding(
+        client, server + "/echo", method="PUT", headers={"content-type": "application/x+json"}
+    )
+    sent = await _call(binding, a=1)
+    assert sent["headers"]["content-type"] == "application/x+json"
+    assert sent["body"] == '{"a":1,"idempotency_key":"idem_fixed"}'
+
+
 async def test_empty_answers_are_none_and_text_is_not_json(client: ToolClient, server: str) -> None:
     assert await _call(_binding(client, server + "/no-content")) is None
     assert await _call(_binding(client, server + "/empty")) is None

@@ -83,6 +83,7 @@ class BackendHttp:
         self._session = aiohttp.ClientSession(
             connector=connector,
             cookie_jar=aiohttp.DummyCookieJar(),
+            skip_auto_headers=("Content-Type",),  # the binding types its bodies itself
             # aiohttp looks the proxy variables up in a thread on every request when asked to:
             # ask only when one is set (a proxy is then honoured, as httpx did)
             trust_env=bool(urllib.request.getproxies()),

@@ -62,7 +62,9 @@ class HttpBinding:
         self._where = f"{self._method} {target.url}"
         self._writes = self._method not in _READS
         self._headers = dict(target.headers)
-        if self._writes and not any(k.lower() == "content-type" for k in self._headers):
+        # the body's type, unless the pack names one
+        self._typed = self._writes and not any(k.lower() == "content-type" for k in self._headers)
+        if self._typed:
             self._headers.update(_FORM if target.body_encoding == "form" else _JSON)
 
     @property
@@ -116,7 +118,12 @@ class HttpBinding:
                 key = context.idempotency_key or new_id("idem")
                 body.setdefault(t.idempotency_field, key)
                 headers["Idempotency-Key"] = key
-            content = _form(body) if t.body_encoding == "form" else _json(body)
+            if t.body_encoding == "json":
+                content = _json(body)
+            elif body:
+                content = _form(body)
+            elif self._typed:  # an empty form is no body at all, as httpx sent it
+                del headers["Content-Type"]
         status, answer_bytes = await self._sender.send(
             self._method, url, headers=headers, body=content, timeout_s=timeout_s, where=where
         )
