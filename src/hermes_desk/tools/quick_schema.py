@@ -170,7 +170,15 @@ def _object_checks(schema: Mapping[str, Any]) -> list[Check]:
         if not isinstance(required, list):
             raise _Unsupported
         names = tuple(required)
-        checks.append(lambda v: not isinstance(v, dict) or all(n in v for n in names))
+
+        def required_present(value: Any) -> bool:
+            if isinstance(value, dict):
+                for name in names:
+                    if name not in value:
+                        return False
+            return True
+
+        checks.append(required_present)
     props = schema.get("properties", {})
     if not isinstance(props, Mapping):
         raise _Unsupported
