@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
+
+from hermes_desk.tools import BackendHttp
 
 
 @pytest.fixture
@@ -32,3 +34,15 @@ def backend(backend_url: str) -> Iterator[httpx.Client]:
         client.delete("/_log")
         yield client
         client.delete("/_faults")
+
+
+@pytest.fixture(params=["aiohttp", "httpx"])
+async def client(request: pytest.FixtureRequest) -> AsyncIterator[BackendHttp | httpx.AsyncClient]:
+    """The HTTP tools' client: the service's (aiohttp), and a caller's httpx client."""
+    if request.param == "aiohttp":
+        backend = BackendHttp()
+        yield backend
+        await backend.aclose()
+    else:
+        async with httpx.AsyncClient() as http:
+            yield http

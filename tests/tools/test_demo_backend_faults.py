@@ -7,7 +7,13 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from tests.tools.tools_helpers import backend_log, demo_registry, fast_settings, log_mark
+from tests.tools.tools_helpers import (
+    ToolClient,
+    backend_log,
+    demo_registry,
+    fast_settings,
+    log_mark,
+)
 
 from hermes_desk.events import MemorySink
 from hermes_desk.testing import FakeClock
@@ -21,7 +27,7 @@ ROOMY = 5.0  # the limit elsewhere: an answering call must not time out on a loa
 
 
 async def _executor(
-    backend_url: str, client: httpx.AsyncClient, clock: FakeClock, *, limit_s: float = ROOMY
+    backend_url: str, client: ToolClient, clock: FakeClock, *, limit_s: float = ROOMY
 ) -> ToolExecutor:
     return ToolExecutor(
         demo_registry(backend_url, client, timeout_s=limit_s),
@@ -40,9 +46,12 @@ async def _run(executor: ToolExecutor, call: dict[str, Any] = ORDER, **kw: Any) 
 
 
 async def test_demo_tools_answer_and_validate(
-    backend: httpx.Client, backend_url: str, fake_clock: FakeClock
+    backend: httpx.Client,
+    backend_url: str,
+    fake_clock: FakeClock,
+    client: ToolClient,
 ) -> None:
-    async with httpx.AsyncClient() as client, httpx.AsyncClient(base_url=backend_url) as admin:
+    async with httpx.AsyncClient(base_url=backend_url) as admin:
         mark = await log_mark(admin)
         executor = await _executor(backend_url, client, fake_clock)
         order = await _run(executor)
@@ -77,9 +86,12 @@ async def test_demo_tools_answer_and_validate(
 
 
 async def test_three_slow_calls_open_the_breaker_and_the_fourth_is_the_fallback(
-    backend: httpx.Client, backend_url: str, fake_clock: FakeClock
+    backend: httpx.Client,
+    backend_url: str,
+    fake_clock: FakeClock,
+    client: ToolClient,
 ) -> None:
-    async with httpx.AsyncClient() as client, httpx.AsyncClient(base_url=backend_url) as admin:
+    async with httpx.AsyncClient(base_url=backend_url) as admin:
         await admin.put("/_faults/get_order", json={"latency_ms": 600})
         mark = await log_mark(admin)
         executor = await _executor(backend_url, client, fake_clock, limit_s=SLOW)
@@ -98,9 +110,12 @@ async def test_three_slow_calls_open_the_breaker_and_the_fourth_is_the_fallback(
 
 
 async def test_five_errors_open_it_and_the_cool_down_probes_health_first(
-    backend: httpx.Client, backend_url: str, fake_clock: FakeClock
+    backend: httpx.Client,
+    backend_url: str,
+    fake_clock: FakeClock,
+    client: ToolClient,
 ) -> None:
-    async with httpx.AsyncClient() as client, httpx.AsyncClient(base_url=backend_url) as admin:
+    async with httpx.AsyncClient(base_url=backend_url) as admin:
         await admin.put("/_faults/get_order", json={"error_rate": 1.0, "status_code": 503})
         mark = await log_mark(admin)
         executor = await _executor(backend_url, client, fake_clock)
@@ -137,25 +152,26 @@ async def test_five_errors_open_it_and_the_cool_down_probes_health_first(
 
 
 async def test_an_answer_that_breaks_its_response_format_is_invalid_result(
-    backend_url: str, fake_clock: FakeClock
+    backend_url: str,
+    fake_clock: FakeClock,
+    client: ToolClient,
 ) -> None:
     # get_order's response_format needs status_text; a backend that drops it is failing.
     from hermes_desk.tools import HttpBinding, ToolRegistry
 
-    async with httpx.AsyncClient() as client:
-        base = demo_registry(backend_url, client)
-        spec = base.get("get_shipment").spec  # type: ignore[union-attr]
-        wrong = ToolRegistry()
-        assert spec.binding.http is not None
-        target = spec.binding.http.__class__(method="GET", url=backend_url + "/orders/{order_id}")
-        wrong.add(spec, HttpBinding(target, client))
-        executor = ToolExecutor(wrong, clock=fake_clock)
-        result = await executor.execute(
-            {"name": "get_shipment", "arguments": {"order_id": "202405201234"}},
-            request_id="ses_demo",
-            allowed_tools=["get_shipment"],
-            context=CUSTOMER,
-        )
+    base = demo_registry(backend_url, client)
+    spec = base.get("get_shipment").spec  # type: ignore[union-attr]
+    wrong = ToolRegistry()
+    assert spec.binding.http is not None
+    target = spec.binding.http.__class__(method="GET", url=backend_url + "/orders/{order_id}")
+    wrong.add(spec, HttpBinding(target, client))
+    executor = ToolExecutor(wrong, clock=fake_clock)
+    result = await executor.execute(
+        {"name": "get_shipment", "arguments": {"order_id": "202405201234"}},
+        request_id="ses_demo",
+        allowed_tools=["get_shipment"],
+        context=CUSTOMER,
+    )
     assert result.status is ToolStatus.INVALID_RESULT
     assert "required" in (result.error or "")
 
@@ -165,9 +181,12 @@ def _shipment(order_id: str) -> dict[str, Any]:
 
 
 async def test_unknown_orders_are_answers_and_do_not_open_the_breaker_but_503s_do(
-    backend: httpx.Client, backend_url: str, fake_clock: FakeClock
+    backend: httpx.Client,
+    backend_url: str,
+    fake_clock: FakeClock,
+    client: ToolClient,
 ) -> None:
-    async with httpx.AsyncClient() as client, httpx.AsyncClient(base_url=backend_url) as admin:
+    async with httpx.AsyncClient(base_url=backend_url) as admin:
         executor = await _executor(backend_url, client, fake_clock)
         for n in range(5):  # five customers mistyping their order id (SPEC §8 X5)
             missing = await _run(executor, _shipment(f"99999999999{n}"))
@@ -186,24 +205,29 @@ async def test_unknown_orders_are_answers_and_do_not_open_the_breaker_but_503s_d
 
 
 async def test_an_undeclared_4xx_is_an_error_that_does_not_count_against_the_breaker(
-    backend: httpx.Client, backend_url: str, fake_clock: FakeClock
+    backend: httpx.Client,
+    backend_url: str,
+    fake_clock: FakeClock,
+    client: ToolClient,
 ) -> None:
-    async with httpx.AsyncClient() as client:
-        executor = await _executor(backend_url, client, fake_clock)
-        for _ in range(6):  # verify_captcha declares no business answers: 404 is our mistake
-            wrong = await _run(
-                executor,
-                {"name": "verify_captcha", "arguments": {"captcha_id": "nope", "answer": "AB12"}},
-            )
-            assert wrong.status is ToolStatus.ERROR and "HTTP 404" in (wrong.error or "")
-        record = (await executor.breaker_states())["verify_captcha"]
-        assert record["state"] == "closed" and record["failures"] == 0
+    executor = await _executor(backend_url, client, fake_clock)
+    for _ in range(6):  # verify_captcha declares no business answers: 404 is our mistake
+        wrong = await _run(
+            executor,
+            {"name": "verify_captcha", "arguments": {"captcha_id": "nope", "answer": "AB12"}},
+        )
+        assert wrong.status is ToolStatus.ERROR and "HTTP 404" in (wrong.error or "")
+    record = (await executor.breaker_states())["verify_captcha"]
+    assert record["state"] == "closed" and record["failures"] == 0
 
 
 async def test_another_customers_record_reads_as_not_found_and_leaks_nothing(
-    backend: httpx.Client, backend_url: str, fake_clock: FakeClock
+    backend: httpx.Client,
+    backend_url: str,
+    fake_clock: FakeClock,
+    client: ToolClient,
 ) -> None:
-    async with httpx.AsyncClient() as client, httpx.AsyncClient(base_url=backend_url) as admin:
+    async with httpx.AsyncClient(base_url=backend_url) as admin:
         executor = await _executor(backend_url, client, fake_clock)
         sink = executor.events
         assert isinstance(sink, MemorySink)
@@ -233,38 +257,38 @@ async def test_another_customers_record_reads_as_not_found_and_leaks_nothing(
 
 
 async def test_business_refusals_carry_their_reason_and_are_not_faults(
-    backend: httpx.Client, backend_url: str, fake_clock: FakeClock
+    backend: httpx.Client,
+    backend_url: str,
+    fake_clock: FakeClock,
+    client: ToolClient,
 ) -> None:
-    async with httpx.AsyncClient() as client:
-        executor = await _executor(backend_url, client, fake_clock)
-        # 202405181001 (u1001, delivered, 158.0): more than was paid cannot be refunded.
-        refund = {"order_id": "202405181001", "amount": 999.0, "user_id": "u1001"}
-        over = await _run(executor, {"name": "issue_refund", "arguments": refund})
-        assert over.status is ToolStatus.REFUSED and over.answered
-        assert over.result["code"] == "over_refundable" and over.result["refundable"] == 158.0
-        assert over.result["message"]
-        # Another customer's order is "not found" at the backend too.
-        foreign = {"order_id": "202405150456", "reason": "不想要了", "user_id": "u1001"}
-        theirs = await _run(executor, {"name": "create_return", "arguments": foreign})
-        assert theirs.status is ToolStatus.NOT_FOUND
-        # A second return for one order is refused with the backend's code.
-        ret = {"order_id": "202405181001", "reason": "尺码不合适", "user_id": "u1001"}
-        first = await _run(
-            executor,
-            {"name": "create_return", "arguments": ret},
-            context=CallContext("ses_demo", idempotency_key="ret-1", customer="u1001"),
-        )
-        assert first.ok and first.result["return_id"].startswith("RT")
-        again = await _run(
-            executor,
-            {"name": "create_return", "arguments": ret},
-            context=CallContext("ses_demo", idempotency_key="ret-2", customer="u1001"),
-        )
-        assert again.status is ToolStatus.REFUSED and again.result["code"] == "return_exists"
-        # A password reset before the SMS code is verified is refused; nothing is sent.
-        reset = await _run(
-            executor, {"name": "reset_password", "arguments": {"phone": "13800138000"}}
-        )
-        assert reset.status is ToolStatus.REFUSED and reset.result["code"] == "not_verified"
-        states = await executor.breaker_states()
-        assert all(states[t]["failures"] == 0 for t in ("issue_refund", "create_return"))
+    executor = await _executor(backend_url, client, fake_clock)
+    # 202405181001 (u1001, delivered, 158.0): more than was paid cannot be refunded.
+    refund = {"order_id": "202405181001", "amount": 999.0, "user_id": "u1001"}
+    over = await _run(executor, {"name": "issue_refund", "arguments": refund})
+    assert over.status is ToolStatus.REFUSED and over.answered
+    assert over.result["code"] == "over_refundable" and over.result["refundable"] == 158.0
+    assert over.result["message"]
+    # Another customer's order is "not found" at the backend too.
+    foreign = {"order_id": "202405150456", "reason": "不想要了", "user_id": "u1001"}
+    theirs = await _run(executor, {"name": "create_return", "arguments": foreign})
+    assert theirs.status is ToolStatus.NOT_FOUND
+    # A second return for one order is refused with the backend's code.
+    ret = {"order_id": "202405181001", "reason": "尺码不合适", "user_id": "u1001"}
+    first = await _run(
+        executor,
+        {"name": "create_return", "arguments": ret},
+        context=CallContext("ses_demo", idempotency_key="ret-1", customer="u1001"),
+    )
+    assert first.ok and first.result["return_id"].startswith("RT")
+    again = await _run(
+        executor,
+        {"name": "create_return", "arguments": ret},
+        context=CallContext("ses_demo", idempotency_key="ret-2", customer="u1001"),
+    )
+    assert again.status is ToolStatus.REFUSED and again.result["code"] == "return_exists"
+    # A password reset before the SMS code is verified is refused; nothing is sent.
+    reset = await _run(executor, {"name": "reset_password", "arguments": {"phone": "13800138000"}})
+    assert reset.status is ToolStatus.REFUSED and reset.result["code"] == "not_verified"
+    states = await executor.breaker_states()
+    assert all(states[t]["failures"] == 0 for t in ("issue_refund", "create_return"))

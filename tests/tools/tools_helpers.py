@@ -9,7 +9,10 @@ from typing import Any
 import httpx
 
 from hermes_desk.config import BreakerSettings, ToolSettings
-from hermes_desk.tools import ToolRegistry, ToolSpec, build_registry, load_tool_specs
+from hermes_desk.tools import BackendHttp, ToolRegistry, ToolSpec, build_registry, load_tool_specs
+
+#: what HTTP tools can run on: the service's client, or a caller's httpx client
+ToolClient = BackendHttp | httpx.AsyncClient
 
 PACK = Path(__file__).resolve().parents[2] / "src" / "hermes_desk" / "packs" / "ecommerce"
 
@@ -22,7 +25,7 @@ def demo_specs(backend_url: str, *, timeout_s: float | None = None) -> list[Tool
 
 
 def demo_registry(
-    backend_url: str, client: httpx.AsyncClient, *, timeout_s: float | None = None
+    backend_url: str, client: ToolClient, *, timeout_s: float | None = None
 ) -> ToolRegistry:
     from hermes_desk.tools import KnowledgeBase
 

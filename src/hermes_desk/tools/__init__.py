@@ -11,6 +11,7 @@ owner is checked against the call's customer (X3).
 """
 
 from hermes_desk.tools.assembly import build_registry, load_pack_tools
+from hermes_desk.tools.backend_http import BackendHttp
 from hermes_desk.tools.binding import CallContext, PythonBinding, ToolBinding
 from hermes_desk.tools.breaker import BreakerPolicy, BreakerRecord, BreakerState
 from hermes_desk.tools.breaker_store import (
@@ -40,6 +41,7 @@ from hermes_desk.validation import SchemaValidator
 
 __all__ = [
     "DEFAULT_FALLBACK",
+    "BackendHttp",
     "BindingSpec",
     "BreakerPolicy",
     "BreakerRecord",

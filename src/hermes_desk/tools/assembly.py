@@ -1,6 +1,7 @@
 """Turn specs into a live :class:`ToolRegistry`: pair each spec with its binding.
 
-HTTP specs get an :class:`HttpBinding` on the shared client, the built-in ``kb_search`` gets the
+HTTP specs get an :class:`HttpBinding` on the shared client (a :class:`BackendHttp`, or an
+``httpx.AsyncClient``), the built-in ``kb_search`` gets the
 pack's :class:`KnowledgeBase`; ``python`` and ``mcp`` specs need their binding passed in
 ``bindings`` (``@tool`` objects carry theirs; MCP bindings come from the MCP client).
 """
@@ -14,6 +15,7 @@ from pathlib import Path
 import httpx
 
 from hermes_desk.errors import PackError
+from hermes_desk.tools.backend_http import BackendHttp
 from hermes_desk.tools.binding import ToolBinding
 from hermes_desk.tools.decorator import DecoratedTool
 from hermes_desk.tools.http_binding import HttpBinding
@@ -29,7 +31,7 @@ __all__ = ["BINDERS", "build_registry", "load_pack_tools"]
 class _Parts:
     """What the binders may use: the shared HTTP client and the pack's knowledge base."""
 
-    client: httpx.AsyncClient | None
+    client: BackendHttp | httpx.AsyncClient | None
     kb: KnowledgeBase | None
 
 
@@ -63,7 +65,7 @@ BINDERS: dict[BindingKind, Callable[[ToolSpec, _Parts], ToolBinding]] = {
 def build_registry(
     specs: Iterable[ToolSpec],
     *,
-    client: httpx.AsyncClient | None = None,
+    client: BackendHttp | httpx.AsyncClient | None = None,
     kb: KnowledgeBase | None = None,
     bindings: Mapping[str, ToolBinding] | None = None,
     python_tools: Iterable[DecoratedTool] = (),
@@ -94,7 +96,7 @@ def load_pack_tools(
     pack_dir: str | Path,
     *,
     variables: Mapping[str, str] | None = None,
-    client: httpx.AsyncClient | None = None,
+    client: BackendHttp | httpx.AsyncClient | None = None,
     kb_db_path: str | Path = ":memory:",
     bindings: Mapping[str, ToolBinding] | None = None,
     kb_min_score: float = 0.0,

@@ -1,31 +1,31 @@
-"""The HTTP binding: a tool is one request to a business system (``httpx.AsyncClient``).
+"""The HTTP binding: a tool is one request to a business system.
 
 Arguments fill the URL template's ``{placeholders}`` (URL-quoted), then the query string or the
 body as the :class:`~hermes_desk.tools.spec.HttpTarget` says. Writes carry the call's
 idempotency key (body field and ``Idempotency-Key`` header) so a retried ``POST`` cannot act
-twice. httpx errors are translated at this boundary; messages name the method and the URL
-*template*, never the filled URL, which may hold a phone number. An answer of 400 or more
-raises :class:`~hermes_desk.errors.BackendError` with its ``status_code`` and the body the
-business system sent (``answer``), so the executor can tell a declared business answer (404
-"no such order", 409 "already has a return") from a fault.
+twice. Transport errors are translated at this boundary (see :mod:`.backend_http`); messages
+name the method and the URL *template*, never the filled URL, which may hold a phone number. An
+answer of 400 or more raises :class:`~hermes_desk.errors.BackendError` with its ``status_code``
+and the body the business system sent (``answer``), so the executor can tell a declared business
+answer (404 "no such order", 409 "already has a return") from a fault.
+
+The request is encoded here, byte for byte as ``httpx`` encoded it before (compact UTF-8 JSON,
+``true``/``false`` in forms and queries, ``+`` for spaces in a query), whichever client sends it.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import httpx
 
-from hermes_desk.errors import (
-    BackendError,
-    BackendTimeoutError,
-    BackendUnavailableError,
-    ValidationError,
-)
+from hermes_desk.errors import BackendError, HermesError, ValidationError
 from hermes_desk.ids import new_id
+from hermes_desk.tools.backend_http import BackendHttp, HttpSender, HttpxSender
 from hermes_desk.tools.binding import CallContext
 from hermes_desk.tools.spec import HttpTarget
 
@@ -33,19 +33,39 @@ __all__ = ["HttpBinding"]
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _READS = frozenset({"GET", "DELETE", "HEAD"})
+#: what may stay as it is in a pack's URL template (RFC 3986 reserved characters, ``%xx``
+#: escapes, and the template's braces); anything else (a space, non-ASCII) is percent-encoded
+_URL_SAFE = ":/?#[]@!$&'()*+,;=%{}~"
+_JSON = {"Content-Type": "application/json"}
+_FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
 
 class HttpBinding:
-    """Calls one HTTP endpoint. The client is shared and owned by the caller (who closes it)."""
+    """Calls one HTTP endpoint. The client is shared and owned by the caller (who closes it):
+    a :class:`~hermes_desk.tools.backend_http.BackendHttp`, or an ``httpx.AsyncClient``."""
 
     def __init__(
-        self, target: HttpTarget, client: httpx.AsyncClient, *, health_url: str | None = None
+        self,
+        target: HttpTarget,
+        client: BackendHttp | httpx.AsyncClient,
+        *,
+        health_url: str | None = None,
     ) -> None:
         self._target = target
-        self._client = client
-        self._health_url = health_url
+        self._sender: HttpSender = (
+            HttpxSender(client) if isinstance(client, httpx.AsyncClient) else client
+        )
+        self._health_url = None if health_url is None else quote(health_url, safe=_URL_SAFE)
         self._method = target.method.upper()
         self._path_params = frozenset(target.path_params)
+        self._template = quote(target.url, safe=_URL_SAFE)
+        self._where = f"{self._method} {target.url}"
+        self._writes = self._method not in _READS
+        self._headers = dict(target.headers)
+        # the body's type, unless the pack names one
+        self._typed = self._writes and not any(k.lower() == "content-type" for k in self._headers)
+        if self._typed:
+            self._headers.update(_FORM if target.body_encoding == "form" else _JSON)
 
     @property
     def target(self) -> HttpTarget:
@@ -68,59 +88,55 @@ class HttpBinding:
             body = {}
         return query, body
 
-    def _url(self, arguments: Mapping[str, Any]) -> str:
+    def _url(self, arguments: Mapping[str, Any], query: Mapping[str, Any]) -> str:
         def fill(match: re.Match[str]) -> str:
             value = arguments.get(match.group(1))
             if value is None:  # the caller's mistake: nothing is sent, no breaker moves
                 raise ValidationError(
                     f"{self._method} {self._target.url}: path parameter {match.group(1)} missing"
                 )
-            return quote(str(value), safe="")
+            text = str(value)
+            # "." and ".." would be read as path steps (and cleaned away): keep them one segment
+            return _DOTS.get(text) or quote(text, safe="")
 
-        return _PLACEHOLDER.sub(fill, self._target.url)
+        url = _PLACEHOLDER.sub(fill, self._template) if self._path_params else self._template
+        if query:
+            url += ("&" if "?" in url else "?") + urlencode(_query_params(query))
+        return url
 
     async def call(
         self, arguments: Mapping[str, Any], *, timeout_s: float, context: CallContext
     ) -> Any:
         t = self._target
-        where = f"{self._method} {t.url}"
-        url = self._url(arguments)
+        where = self._where
         query, body = self._split(arguments)
-        headers = {"X-Request-Id": context.request_id, **t.headers}
-        if self._method not in _READS and t.idempotency_field:
-            key = context.idempotency_key or new_id("idem")
-            body.setdefault(t.idempotency_field, key)
-            headers["Idempotency-Key"] = key
-        send: dict[str, Any] = {}
-        if self._method not in _READS:
-            send = {"data": body} if t.body_encoding == "form" else {"json": body}
-        try:
-            response = await self._client.request(
-                self._method,
-                url,
-                params=_query_params(query),
-                headers=headers,
-                timeout=timeout_s,
-                **send,
-            )
-        except httpx.TimeoutException as exc:
-            raise BackendTimeoutError(f"{where}: no answer within {timeout_s}s") from exc
-        except httpx.TransportError as exc:
-            raise BackendUnavailableError(f"{where}: {type(exc).__name__}") from exc
-        if response.status_code >= 400:
+        url = self._url(arguments, query)
+        headers = {"X-Request-Id": context.request_id, **self._headers}
+        content = None
+        if self._writes:
+            if t.idempotency_field:
+                key = context.idempotency_key or new_id("idem")
+                body.setdefault(t.idempotency_field, key)
+                headers["Idempotency-Key"] = key
+            if t.body_encoding == "json":
+                content = _json(body)
+            elif body:
+                content = _form(body)
+            elif self._typed:  # an empty form is no body at all, as httpx sent it
+                del headers["Content-Type"]
+        status, answer_bytes = await self._sender.send(
+            self._method, url, headers=headers, body=content, timeout_s=timeout_s, where=where
+        )
+        if status >= 400:
             try:  # the business system's own words (a refusal says why)
-                answer: Any = response.json()
+                answer: Any = json.loads(answer_bytes)
             except ValueError:
                 answer = None
-            raise BackendError(
-                f"{where}: HTTP {response.status_code}",
-                status_code=response.status_code,
-                answer=answer,
-            )
-        if response.status_code == 204 or not response.content:
+            raise BackendError(f"{where}: HTTP {status}", status_code=status, answer=answer)
+        if status == 204 or not answer_bytes:
             return None
         try:
-            return response.json()
+            return json.loads(answer_bytes)
         except ValueError as exc:
             raise BackendError(f"{where}: the answer is not JSON") from exc
 
@@ -128,14 +144,32 @@ class HttpBinding:
         if self._health_url is None:
             return True
         try:
-            response = await self._client.get(self._health_url, timeout=timeout_s)
-        except httpx.HTTPError:
+            status, _ = await self._sender.send(
+                "GET",
+                self._health_url,
+                headers={},
+                body=None,
+                timeout_s=timeout_s,
+                where=f"GET {self._health_url}",
+            )
+        except HermesError:
             return False
-        return response.is_success
+        return 200 <= status < 300
 
 
-def _query_params(query: Mapping[str, Any]) -> list[tuple[str, str | int | float | bool | None]]:
-    out: list[tuple[str, str | int | float | bool | None]] = []
+_DOTS = {".": "%2E", "..": "%2E%2E"}
+
+
+def _json(body: Mapping[str, Any]) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def _form(body: Mapping[str, Any]) -> bytes:
+    return urlencode(_query_params(body)).encode()
+
+
+def _query_params(query: Mapping[str, Any]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
     for key, value in query.items():
         for item in value if isinstance(value, list | tuple) else [value]:
             out.append((key, _scalar(item)))

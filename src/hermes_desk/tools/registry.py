@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from hermes_desk.errors import PackError
 from hermes_desk.tools.binding import ToolBinding
+from hermes_desk.tools.quick_schema import QuickSchemaValidator
 from hermes_desk.tools.spec import TOOL_NAME_PATTERN, ToolSpec
 from hermes_desk.validation import SchemaValidator, schema_problem
 
@@ -55,8 +56,9 @@ class ToolRegistry:
         entry = RegisteredTool(
             spec=spec,
             binding=binding,
-            arguments=SchemaValidator(spec.parameters),
-            result=SchemaValidator(spec.response_format)
+            # checked on every call: a quick check first, jsonschema for what it does not pass
+            arguments=QuickSchemaValidator(spec.parameters),
+            result=QuickSchemaValidator(spec.response_format)
             if spec.response_format is not None
             else None,
         )
