@@ -5,8 +5,8 @@ and the whole body, or raises :class:`~hermes_desk.errors.BackendTimeoutError` /
 :class:`BackendHttp` is the service's client (aiohttp). Measured against the demo backend on
 loopback, a ``GET`` through HttpBinding costs the caller about 170 µs of CPU one at a time and
 125 µs with 8 at once, against 670–740 µs and 930–1,030 µs on ``httpx.AsyncClient`` (its
-auth, redirect, cookie and anyio layers, the pure-Python h11 parser; aiohttp parses in C). :class:`HttpxSender` keeps a
-given ``httpx.AsyncClient`` usable, for callers that already own one.
+auth, redirect, cookie and anyio layers, the pure-Python h11 parser; aiohttp parses in C).
+:class:`HttpxSender` keeps a given ``httpx.AsyncClient`` usable, for callers that own one.
 
 Both send the same bytes: the caller encodes the URL (query included) and the body, so nothing
 depends on either library's encoders. Neither follows redirects: a 3xx is the answer.
