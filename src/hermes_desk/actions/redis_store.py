@@ -43,6 +43,17 @@ end
 return 1
 """
 
+# KEYS: a session's sorted set. ARGV: the proposal key prefix. Returns each listed proposal's
+# data (nil when expired), oldest first: a read-only script, so a session's proposals are one
+# round trip instead of ZRANGE and then a pipeline of HGETs.
+_LISTED = """
+local out = {}
+for i, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  out[i] = redis.call('HGET', ARGV[1] .. id, 'data')
+end
+return out
+"""
+
 #: Decided proposals are kept a week for the record; the archive of the session keeps more.
 _TTL_S = 7 * 24 * 3600
 
@@ -57,6 +68,7 @@ class RedisProposalStore:
         self._prefix = prefix
         self._replace = self._client.register_script(_REPLACE)
         self._add = self._client.register_script(_ADD)
+        self._listed = self._client.register_script(_LISTED)
 
     def _key(self, proposal_id: str) -> str:
         return f"{self._prefix}act:{proposal_id}"
@@ -91,8 +103,9 @@ class RedisProposalStore:
         return int(await self._call(self._replace(keys=keys, args=args))) == 1
 
     async def for_session(self, session_id: str) -> list[Proposal]:
-        ids = await self._call(self._client.zrange(self._session_key(session_id), 0, -1))
-        return await self._many(ids)
+        keys = [self._session_key(session_id)]
+        values = await self._call(self._listed(keys=keys, args=[self._key("")]))
+        return [Proposal.from_dict(json.loads(v)) for v in values if v]
 
     async def due(self, now: float, limit: int = 100) -> list[Proposal]:
         ids = await self._call(

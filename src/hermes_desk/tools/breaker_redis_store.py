@@ -1,9 +1,11 @@
 """Breaker state in Redis, shared by every worker: one JSON record per tool.
 
-Updates are optimistic transactions (``WATCH`` / ``MULTI`` / ``EXEC``), retried when another
-worker changed the record in between, so counts are never lost and only one worker takes the
-probe lease. Unchanged records are not written back, so the common closed-and-healthy call costs
-one ``GET``. The client and its error translation are the shared
+Updates are optimistic: the record is read with a plain ``GET`` and a changed one is written by a
+compare-and-set script that writes only if the stored JSON is still the one read, and otherwise
+hands back what is stored so the change is planned again; so counts are never lost and only one
+worker takes the probe lease. Unchanged records are not written back, so the common
+closed-and-healthy call costs one round trip (it was three with ``WATCH``/``GET``/``UNWATCH``).
+The client and its error translation are the shared
 :class:`~hermes_desk.storage.redis.RedisConnection`.
 """
 
@@ -22,6 +24,16 @@ __all__ = ["RedisBreakerStore"]
 T = TypeVar("T")
 
 _MAX_RETRIES = 50
+
+# KEYS: the record. ARGV: the JSON read ('' for none), the JSON to store ('' to delete).
+# Returns {1} when written, else {0, the JSON stored now ('' for none)}. Comparing the JSON, not
+# a version: a record changed and changed back plans the same, since ``change`` is pure.
+_SWAP = """
+local cur = redis.call('GET', KEYS[1]) or ''
+if cur ~= ARGV[1] then return {0, cur} end
+if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
+return {1}
+"""
 
 
 class RedisBreakerStore:
@@ -44,6 +56,7 @@ class RedisBreakerStore:
         self._client = self._redis.client
         self._call = self._redis.call
         self._prefix = prefix
+        self._swap = self._client.register_script(_SWAP)
 
     def _key(self, tool: str) -> str:
         return self._prefix + tool
@@ -60,35 +73,19 @@ class RedisBreakerStore:
     async def update(
         self, tool: str, change: Callable[[BreakerRecord], tuple[BreakerRecord, T]]
     ) -> T:
-        from redis.exceptions import WatchError
-
         key = self._key(tool)
-
-        async def attempt() -> tuple[bool, T | None]:
-            async with self._client.pipeline(transaction=True) as pipe:
-                for _ in range(_MAX_RETRIES):
-                    try:
-                        await pipe.watch(key)
-                        current = self._decode(await pipe.get(key))
-                        new, out = change(current)
-                        if new == current:
-                            await pipe.unwatch()
-                            return True, out
-                        pipe.multi()
-                        if new == CLOSED:
-                            pipe.delete(key)
-                        else:
-                            pipe.set(key, json.dumps(new.to_dict()))
-                        await pipe.execute()
-                        return True, out
-                    except WatchError:
-                        continue
-            return False, None
-
-        done, out = await self._call(attempt())
-        if not done:
-            raise BackendUnavailableError(f"breaker store: {tool} is contended, gave up")
-        return out  # type: ignore[return-value]
+        raw: str = await self._call(self._client.get(key)) or ""
+        for _ in range(_MAX_RETRIES):
+            current = self._decode(raw or None)
+            new, out = change(current)
+            if new == current:
+                return out
+            stored = "" if new == CLOSED else json.dumps(new.to_dict())
+            swapped = await self._call(self._swap(keys=[key], args=[raw, stored]))
+            if int(swapped[0]) == 1:
+                return out
+            raw = swapped[1]  # another worker wrote in between: plan again from its record
+        raise BackendUnavailableError(f"breaker store: {tool} is contended, gave up")
 
     async def all(self) -> dict[str, BreakerRecord]:
         async def scan() -> dict[str, BreakerRecord]:

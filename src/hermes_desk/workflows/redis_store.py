@@ -44,6 +44,17 @@ return {1, ARGV[2]}
 
 _FIELDS = ("seq", "status", "session_id", "deadline_at", "saved_at", "reason", "data")
 
+# KEYS: an index (sorted set of workflow ids). ARGV: the snapshot key prefix, then _FIELDS.
+# Returns {id, {fields}} per id, newest first: a read-only script, so listing a session's
+# workflows is one round trip instead of ZREVRANGE and then a pipeline of HMGETs.
+_LISTED = """
+local out = {}
+for i, id in ipairs(redis.call('ZREVRANGE', KEYS[1], 0, -1)) do
+  out[i] = {id, redis.call('HMGET', ARGV[1] .. id, unpack(ARGV, 2))}
+end
+return out
+"""
+
 
 class RedisSnapshotStore:
     """Snapshot store on Redis (``pip install 'hermes-desk[redis]'``)."""
@@ -54,6 +65,7 @@ class RedisSnapshotStore:
         self._call = self._redis.call
         self._prefix = prefix
         self._save = self._client.register_script(_SAVE)
+        self._listed = self._client.register_script(_LISTED)
 
     def _key(self, workflow_id: str) -> str:
         return f"{self._prefix}wf:{workflow_id}"
@@ -118,8 +130,8 @@ class RedisSnapshotStore:
 
     async def by_session(self, session_id: str) -> list[Snapshot]:
         key = self._session_key(session_id)
-        ids = await self._call(self._client.zrevrange(key, 0, -1))
-        return await self._many(ids, key)
+        rows = await self._call(self._listed(keys=[key], args=[self._key(""), *_FIELDS]))
+        return await self._present([row[0] for row in rows], [row[1] for row in rows], key)
 
     async def _many(self, ids: list[str], index_key: str) -> list[Snapshot]:
         if not ids:
@@ -127,7 +139,12 @@ class RedisSnapshotStore:
         pipe = self._client.pipeline(transaction=False)
         for workflow_id in ids:
             pipe.hmget(self._key(workflow_id), list(_FIELDS))
-        rows = await self._call(pipe.execute())
+        return await self._present(ids, await self._call(pipe.execute()), index_key)
+
+    async def _present(
+        self, ids: list[str], rows: list[list[str | None]], index_key: str
+    ) -> list[Snapshot]:
+        """The snapshots of ``ids`` still stored; expired ones are dropped from the index."""
         out: list[Snapshot] = []
         gone: list[str] = []
         for workflow_id, values in zip(ids, rows, strict=True):
