@@ -6,6 +6,8 @@ per tool call, on the worker's one core. Tool schemas mostly use a handful of ke
 required, properties, items, bounds, lengths, pattern, string enums, format), so each schema is
 compiled once into plain Python checks of those keywords, with ``jsonschema``'s own meaning for
 each (Draft 2020-12: its type rules, ``re.search`` for patterns, its format checker).
+The compiling validator on PyPI (``fastjsonschema``) stops at Draft 7, and its verdicts would
+have to match jsonschema's anyway: hence this small compiler of the keywords packs use.
 
 A quick check only ever says "valid" or "ask jsonschema": a value it does not pass, and every
 schema with a keyword it does not know, go to :class:`~hermes_desk.validation.SchemaValidator`,
