@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
+from collections.abc import Callable
 from functools import lru_cache
 from itertools import pairwise
-from typing import Any
+from typing import Any, cast
 
 from hermes_desk.nlu.references import normalise_ids
 
@@ -106,6 +108,47 @@ def _f32() -> Any:
     return np.float32
 
 
+def char_wb_ngrams(text: str, min_n: int, max_n: int) -> list[str]:
+    """sklearn's ``char_wb`` n-grams of already preprocessed ``text``, in sklearn's order.
+
+    The same grams as ``TfidfVectorizer(analyzer="char_wb")._char_wb_ngrams`` (sklearn 1.x),
+    one slice list per length instead of one append per gram. sklearn first turns runs of 2+
+    whitespace into one space; that cannot change what ``str.split()`` returns (both use
+    Python's definition of whitespace), so it is skipped. Per word padded with one space each
+    side (length ``size``): every n-gram for each n, and once n reaches ``size`` the padded word
+    itself, after which the longer lengths are skipped — sklearn's ``offset == 0`` break.
+    """
+    grams: list[str] = []
+    for word in text.split():
+        padded = f" {word} "
+        size = len(padded)
+        for n in range(min_n, max_n + 1):
+            if n >= size:
+                grams.append(padded)
+                break
+            grams += [padded[i : i + n] for i in range(size - n + 1)]
+    return grams
+
+
+def _fast_analyzer(vec: Any) -> Callable[[str], list[str]]:
+    """``vec.build_analyzer()`` without sklearn's per-call wrapping, for the two parts
+    :func:`build_vectorizer` makes: the word part is :func:`word_ngrams` itself (sklearn only
+    adds a decode step, a no-op for ``str`` input), the ``char_wb`` part is :func:`normalise`
+    then :func:`char_wb_ngrams`. A vectorizer configured otherwise keeps sklearn's analyzer."""
+    if vec.input != "content" or getattr(vec, "stop_words", None) is not None:
+        return cast(Callable[[str], list[str]], vec.build_analyzer())
+    if vec.analyzer is word_ngrams:
+        return word_ngrams
+    if vec.analyzer == "char_wb" and vec.preprocessor is normalise:
+        min_n, max_n = vec.ngram_range
+
+        def analyze(text: str) -> list[str]:
+            return char_wb_ngrams(normalise(text), min_n, max_n)
+
+        return analyze
+    return cast(Callable[[str], list[str]], vec.build_analyzer())
+
+
 class FastFeatures:
     """Single-utterance TF-IDF lookup built from a fitted :func:`build_vectorizer` union.
 
@@ -117,34 +160,43 @@ class FastFeatures:
     def __init__(self, union: Any) -> None:
         import numpy as np
 
-        self._parts: list[tuple[Any, dict[str, int], Any, int]] = []
+        self._parts: list[tuple[Callable[[str], list[str]], dict[str, int], int]] = []
+        idfs: list[Any] = []
         offset = 0
         for _, vec in union.transformer_list:
-            analyzer = vec.build_analyzer()
+            analyzer = _fast_analyzer(vec)
             idf = np.asarray(vec.idf_, dtype=np.float32)
-            self._parts.append((analyzer, dict(vec.vocabulary_), idf, offset))
+            self._parts.append((analyzer, dict(vec.vocabulary_), offset))
+            idfs.append(idf)
             offset += len(idf)
+        self._idf = np.concatenate(idfs) if idfs else np.zeros(0, dtype=np.float32)
         self.size = offset
 
     def __call__(self, text: str) -> tuple[Any, Any]:
         import numpy as np
 
-        indices: list[Any] = []
-        values: list[Any] = []
-        for analyzer, vocab, idf, offset in self._parts:
-            counts: dict[int, int] = {}
-            for gram in analyzer(text):
+        # Column of every known gram and its count, part by part; within a part in the order
+        # the grams first occur (Counter keeps it), as the models' sums expect.
+        columns: list[int] = []
+        counts: list[int] = []
+        bounds: list[tuple[int, int]] = []
+        for analyzer, vocab, offset in self._parts:
+            start = len(columns)
+            for gram, count in Counter(analyzer(text)).items():
                 j = vocab.get(gram)
                 if j is not None:
-                    counts[j] = counts.get(j, 0) + 1
-            if not counts:
-                continue
-            idx = np.fromiter(counts, dtype=np.int64, count=len(counts))
-            tf = np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
-            w = (1.0 + np.log(tf)) * idf[idx]
-            w /= np.sqrt(float((w * w).sum())) or 1.0
-            indices.append(idx + offset)
-            values.append(w)
-        if not indices:
+                    columns.append(j + offset)
+                    counts.append(count)
+            if len(columns) > start:
+                bounds.append((start, len(columns)))
+        if not columns:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        return np.concatenate(indices), np.concatenate(values)
+        indices = np.array(columns, dtype=np.int64)
+        tf = np.array(counts, dtype=np.float32)
+        values = (1.0 + np.log(tf)) * self._idf[indices]
+        for start, end in bounds:
+            # Each part is L2-normalised on its own, with the float32 sum and float64 divisor
+            # of sklearn's own normalisation as this class always did.
+            part = values[start:end]
+            part /= np.sqrt(float((part * part).sum())) or 1.0
+        return indices, values
