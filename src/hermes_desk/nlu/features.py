@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
-from itertools import pairwise
+from itertools import chain, pairwise, repeat
 from typing import Any, cast
 
 from hermes_desk.nlu.references import normalise_ids
@@ -160,43 +160,47 @@ class FastFeatures:
     def __init__(self, union: Any) -> None:
         import numpy as np
 
-        self._parts: list[tuple[Callable[[str], list[str]], dict[str, int], int]] = []
+        # Per part: its analyzer and its vocabulary mapped to columns of the whole union.
+        self._parts: list[tuple[Callable[[str], list[str]], dict[str, int]]] = []
         idfs: list[Any] = []
         offset = 0
         for _, vec in union.transformer_list:
-            analyzer = _fast_analyzer(vec)
-            idf = np.asarray(vec.idf_, dtype=np.float32)
-            self._parts.append((analyzer, dict(vec.vocabulary_), offset))
-            idfs.append(idf)
-            offset += len(idf)
+            columns = {gram: j + offset for gram, j in vec.vocabulary_.items()}
+            self._parts.append((_fast_analyzer(vec), columns))
+            idfs.append(np.asarray(vec.idf_, dtype=np.float32))
+            offset += len(vec.idf_)
         self._idf = np.concatenate(idfs) if idfs else np.zeros(0, dtype=np.float32)
         self.size = offset
 
     def __call__(self, text: str) -> tuple[Any, Any]:
         import numpy as np
 
-        # Column of every known gram and its count, part by part; within a part in the order
-        # the grams first occur (Counter keeps it), as the models' sums expect.
-        columns: list[int] = []
-        counts: list[int] = []
-        bounds: list[tuple[int, int]] = []
-        for analyzer, vocab, offset in self._parts:
-            start = len(columns)
-            for gram, count in Counter(analyzer(text)).items():
-                j = vocab.get(gram)
-                if j is not None:
-                    columns.append(j + offset)
-                    counts.append(count)
-            if len(columns) > start:
-                bounds.append((start, len(columns)))
-        if not columns:
+        # Each part's grams counted in the order they first occur (Counter keeps it, as the
+        # models' sums expect), looked up in C (map, fromiter); -1 marks an unknown gram.
+        found: list[Iterator[int]] = []
+        counts: list[Iterable[int]] = []
+        sizes: list[int] = []
+        for analyzer, columns in self._parts:
+            grams = Counter(analyzer(text))
+            found.append(map(columns.get, grams, repeat(-1)))
+            counts.append(grams.values())
+            sizes.append(len(grams))
+        total = sum(sizes)
+        cols = np.fromiter(chain.from_iterable(found), dtype=np.int64, count=total)
+        tf = np.fromiter(chain.from_iterable(counts), dtype=np.float32, count=total)
+        known = cols >= 0
+        indices = cols[known]
+        if not len(indices):
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        indices = np.array(columns, dtype=np.int64)
-        tf = np.array(counts, dtype=np.float32)
-        values = (1.0 + np.log(tf)) * self._idf[indices]
-        for start, end in bounds:
-            # Each part is L2-normalised on its own, with the float32 sum and float64 divisor
-            # of sklearn's own normalisation as this class always did.
-            part = values[start:end]
-            part /= np.sqrt(float((part * part).sum())) or 1.0
+        values = (1.0 + np.log(tf[known])) * self._idf[indices]
+        start = end = at = 0
+        for size in sizes:
+            end += int(np.count_nonzero(known[at : at + size]))
+            at += size
+            if end > start:
+                # Each part is L2-normalised on its own, with the float32 sum and float64
+                # divisor this class always used.
+                part = values[start:end]
+                part /= np.sqrt(float((part * part).sum())) or 1.0
+            start = end
         return indices, values
