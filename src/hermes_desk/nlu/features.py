@@ -74,6 +74,9 @@ def word_ngrams(text: str) -> list[str]:
     return words + [f"{a} {b}" for a, b in pairwise(words)]
 
 
+_WORD_ANALYZER: Callable[[str], list[str]] = word_ngrams
+
+
 def build_vectorizer(*, char_min_df: int = 2, word_min_df: int = 1) -> Any:
     """An unfitted sklearn FeatureUnion of word 1–2-gram and char_wb 1–5-gram TF-IDF."""
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -138,7 +141,7 @@ def _fast_analyzer(vec: Any) -> Callable[[str], list[str]]:
     if vec.input != "content" or getattr(vec, "stop_words", None) is not None:
         return cast(Callable[[str], list[str]], vec.build_analyzer())
     if vec.analyzer is word_ngrams:
-        return word_ngrams
+        return _WORD_ANALYZER
     if vec.analyzer == "char_wb" and vec.preprocessor is normalise:
         min_n, max_n = vec.ngram_range
 
