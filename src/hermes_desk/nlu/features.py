@@ -44,13 +44,20 @@ def has_cjk(text: str) -> bool:
     return _CJK.search(text) is not None
 
 
-def _jieba_words(text: str) -> list[str]:
+@lru_cache(maxsize=1)
+def _jieba() -> Any:
+    """jieba, its log quietened once: setting a logger's level clears every logger's cache,
+    which cost more per utterance than short texts take to segment."""
     import logging
 
     import jieba
 
     jieba.setLogLevel(logging.WARNING)
-    return [w for w in jieba.lcut(text) if _WORD.search(w)]
+    return jieba
+
+
+def _jieba_words(text: str) -> list[str]:
+    return [w for w in _jieba().lcut(text) if _WORD.search(w)]
 
 
 def tokens(text: str) -> list[str]:
