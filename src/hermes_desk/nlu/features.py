@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from itertools import chain, pairwise, repeat
+from operator import add
 from typing import Any, cast
 
 from hermes_desk.nlu.references import normalise_ids
@@ -127,6 +128,7 @@ def char_wb_ngrams(text: str, min_n: int, max_n: int) -> list[str]:
     Python's definition of whitespace), so it is skipped. Per word padded with one space each
     side (length ``size``): every n-gram for each n, and once n reaches ``size`` the padded word
     itself, after which the longer lengths are skipped — sklearn's ``offset == 0`` break.
+    Single characters and pairs are built without slicing (the same strings, faster).
     """
     grams: list[str] = []
     for word in text.split():
@@ -136,7 +138,12 @@ def char_wb_ngrams(text: str, min_n: int, max_n: int) -> list[str]:
             if n >= size:
                 grams.append(padded)
                 break
-            grams += [padded[i : i + n] for i in range(size - n + 1)]
+            if n == 1:
+                grams += padded
+            elif n == 2:
+                grams += map(add, padded, padded[1:])
+            else:
+                grams += [padded[i : i + n] for i in range(size - n + 1)]
     return grams
 
 
