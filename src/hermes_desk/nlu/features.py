@@ -15,7 +15,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import chain, pairwise, repeat
 from operator import add
 from typing import Any, cast
@@ -63,14 +63,14 @@ def _jieba_words(text: str) -> list[str]:
 
 def tokens(text: str) -> list[str]:
     """Word tokens of normalised ``text``; Chinese is segmented with jieba."""
-    return list(_tokens(text))
+    return list(_normalised_tokens(normalise(text)))
 
 
 @lru_cache(maxsize=32768)
-def _tokens(text: str) -> tuple[str, ...]:
+def _normalised_tokens(text: str) -> tuple[str, ...]:
+    """Word tokens of text :func:`normalise` already made."""
     # Cached: training a pack's model segments the same utterances once per fit (the final
     # model and each cross-fitting fold), and jieba is the slowest part of featurising.
-    text = normalise(text)
     if has_cjk(text):
         return tuple(w.strip() for w in _jieba_words(text) if w.strip())
     return tuple(_WORD.findall(text))
@@ -78,11 +78,12 @@ def _tokens(text: str) -> tuple[str, ...]:
 
 def word_ngrams(text: str) -> list[str]:
     """Unigrams and bigrams of :func:`tokens` (the TF-IDF word analyzer; picklable)."""
-    words = list(_tokens(text))
+    return _normalised_word_ngrams(normalise(text))
+
+
+def _normalised_word_ngrams(text: str) -> list[str]:
+    words = list(_normalised_tokens(text))
     return words + [f"{a} {b}" for a, b in pairwise(words)]
-
-
-_WORD_ANALYZER: Callable[[str], list[str]] = word_ngrams
 
 
 def build_vectorizer(*, char_min_df: int = 2, word_min_df: int = 1) -> Any:
@@ -147,23 +148,24 @@ def char_wb_ngrams(text: str, min_n: int, max_n: int) -> list[str]:
     return grams
 
 
-def _fast_analyzer(vec: Any) -> Callable[[str], list[str]]:
-    """``vec.build_analyzer()`` without sklearn's per-call wrapping, for the two parts
-    :func:`build_vectorizer` makes: the word part is :func:`word_ngrams` itself (sklearn only
-    adds a decode step, a no-op for ``str`` input), the ``char_wb`` part is :func:`normalise`
-    then :func:`char_wb_ngrams`. A vectorizer configured otherwise keeps sklearn's analyzer."""
-    if vec.input != "content" or getattr(vec, "stop_words", None) is not None:
-        return cast(Callable[[str], list[str]], vec.build_analyzer())
-    if vec.analyzer is word_ngrams:
-        return _WORD_ANALYZER
-    if vec.analyzer == "char_wb" and vec.preprocessor is normalise:
-        min_n, max_n = vec.ngram_range
+Analyzer = Callable[[str], list[str]]
 
-        def analyze(text: str) -> list[str]:
-            return char_wb_ngrams(normalise(text), min_n, max_n)
 
-        return analyze
-    return cast(Callable[[str], list[str]], vec.build_analyzer())
+def _fast_analyzer(vec: Any) -> tuple[Analyzer, bool]:
+    """``vec.build_analyzer()`` without sklearn's per-call wrapping, and whether it reads the
+    :func:`normalise`-d text (True) or the raw one. For the two parts :func:`build_vectorizer`
+    makes, both read it normalised, so one utterance is normalised once: the word part is
+    :func:`word_ngrams` after its :func:`normalise` (sklearn only adds a decode step, a no-op
+    for ``str`` input), the ``char_wb`` part :func:`char_wb_ngrams` after sklearn's
+    preprocessor, :func:`normalise`. A vectorizer configured otherwise keeps sklearn's
+    analyzer, on the raw text."""
+    if vec.input == "content" and getattr(vec, "stop_words", None) is None:
+        if vec.analyzer is word_ngrams:
+            return _normalised_word_ngrams, True
+        if vec.analyzer == "char_wb" and vec.preprocessor is normalise:
+            min_n, max_n = vec.ngram_range
+            return partial(char_wb_ngrams, min_n=min_n, max_n=max_n), True
+    return cast(Analyzer, vec.build_analyzer()), False
 
 
 class FastFeatures:
@@ -178,12 +180,13 @@ class FastFeatures:
         import numpy as np
 
         # Per part: its analyzer and its vocabulary mapped to columns of the whole union.
-        self._parts: list[tuple[Callable[[str], list[str]], dict[str, int]]] = []
+        self._parts: list[tuple[Analyzer, bool, dict[str, int]]] = []
         idfs: list[Any] = []
         offset = 0
         for _, vec in union.transformer_list:
             columns = {gram: j + offset for gram, j in vec.vocabulary_.items()}
-            self._parts.append((_fast_analyzer(vec), columns))
+            analyzer, normalised = _fast_analyzer(vec)
+            self._parts.append((analyzer, normalised, columns))
             idfs.append(np.asarray(vec.idf_, dtype=np.float32))
             offset += len(vec.idf_)
         self._idf = np.concatenate(idfs) if idfs else np.zeros(0, dtype=np.float32)
@@ -197,8 +200,14 @@ class FastFeatures:
         found: list[Iterator[int]] = []
         counts: list[Iterable[int]] = []
         sizes: list[int] = []
-        for analyzer, columns in self._parts:
-            grams = Counter(analyzer(text))
+        normalised: str | None = None
+        for analyzer, reads_normalised, columns in self._parts:
+            if reads_normalised:
+                if normalised is None:
+                    normalised = normalise(text)
+                grams = Counter(analyzer(normalised))
+            else:
+                grams = Counter(analyzer(text))
             found.append(map(columns.get, grams, repeat(-1)))
             counts.append(grams.values())
             sizes.append(len(grams))
