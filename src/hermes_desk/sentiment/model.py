@@ -25,7 +25,7 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 from operator import add
 from pathlib import Path
 from typing import Any, Literal
@@ -91,7 +91,7 @@ def sentiment_features(text: str, lexicon: SentimentLexicon) -> dict[str, float]
         feats = {}
     if lexicon.polarity:
         table = lexicon.polarity
-        polarity = sum(table.get(gram, 0.0) for gram in chars)
+        polarity = sum(map(table.get, chars, repeat(0.0)))
         if polarity > 0:
             feats["x:pol_pos"] = min(polarity, _POLARITY_CAP)
         elif polarity < 0:
