@@ -269,3 +269,31 @@ def test_bad_minus_and_open_contact_texts_name_the_problem() -> None:
     assert default.describe_open_contact("k", 1, "en") == (
         "(said in another open contact, not verified) k = 1"
     )
+
+
+def test_a_rules_joined_pattern_matches_exactly_when_one_of_its_patterns_does() -> None:
+    import json
+    import re
+
+    from hermes_desk.memory.keyfacts import _any_of
+
+    bundled = KeyFactFilter.bundled()
+    pack = Path(__file__).resolve().parents[2] / "src/hermes_desk/packs/ecommerce"
+    texts = [
+        json.loads(line)["text"]
+        for name in ("keyfacts_eval.jsonl", "keyfacts_heldout.jsonl", "keyfacts_heldout2.jsonl")
+        for line in (pack / name).read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    joined = [rule for rule in bundled.rules if rule._any is not None]
+    assert joined, "the bundled rules have several patterns each"
+    for rule in joined:
+        assert rule._any is not None
+        for text in [*texts, "", "DON'T CALL ME", "别给我打电话了"]:
+            alone = any(p.search(text) for p in rule.patterns)
+            assert (rule._any.search(text) is not None) == alone, (rule.key, text)
+    # Patterns that would change meaning once joined are left apart.
+    assert _any_of([re.compile(r"(a)\1", re.I), re.compile("b", re.I)]) is None
+    assert _any_of([re.compile("(?x) a", re.I), re.compile("b", re.I)]) is None
+    assert _any_of([re.compile("a", re.I), re.compile("b")]) is None
+    assert _any_of([re.compile("(?i)a", re.I), re.compile("b", re.I)]) is not None

@@ -123,10 +123,18 @@ class KeyRule:
     intents: frozenset[str] | None = None
     min_signals: int | None = None
     confidence: float = 0.9
+    #: one pattern that matches where any of :attr:`patterns` does, so that a text none of
+    #: them matches (most) is ruled out in one search; None when they cannot be joined
+    _any: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_any", _any_of(self.patterns))
 
     def read(self, text: str, intent: str | None, slots: Mapping[str, Any]) -> Any:
         """The value this rule reads, or None when it does not fire."""
         if self.intents is not None and intent not in self.intents:
+            return None
+        if self._any is not None and self._any.search(text) is None:
             return None
         match = next((m for p in self.patterns if (m := p.search(text))), None)
         if match is None:
@@ -147,6 +155,30 @@ class KeyRule:
                 number = None if other is None or other >= number else number - other
             return None if number is None else _as_int_if_whole(round(number, 2))
         return raw.strip()
+
+
+_GLOBAL_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
+_REFERENCES = re.compile(r"\\[1-9]|\(\?P=|\(\?\(")
+
+
+def _any_of(patterns: Sequence[re.Pattern[str]]) -> re.Pattern[str] | None:
+    """``(?:p1)|(?:p2)|…``: it finds a match exactly when one of ``patterns`` does. Only built
+    when that is sure: the same flags for all, a leading ``(?i)`` (already in those flags) the
+    only inline global flag, no back-reference or conditional (numbered groups shift)."""
+    if len(patterns) < 2 or len({p.flags for p in patterns}) != 1:
+        return None
+    sources: list[str] = []
+    for pattern in patterns:
+        source = pattern.pattern
+        if source.startswith("(?i)") and pattern.flags & re.IGNORECASE:
+            source = source[4:]
+        if _GLOBAL_FLAGS.search(source) or _REFERENCES.search(source):
+            return None
+        sources.append(f"(?:{source})")
+    try:
+        return re.compile("|".join(sources), patterns[0].flags)
+    except re.error:
+        return None
 
 
 @dataclass
@@ -232,13 +264,16 @@ class KeyFactFilter:
         Every fired rule gives a candidate; ``is_key_fact`` tells whether the utterance passed
         the filter for that rule (only those are promoted to mid-term).
         """
-        found = self.signals_in(text)
+        # The signals are read only when a rule fires: most turns fire none.
+        found: tuple[str, ...] | None = None
         values = slots or {}
         out: list[CandidateFact] = []
         for rule in self.rules:
             value = rule.read(text, intent, values)
             if value is None:
                 continue
+            if found is None:
+                found = self.signals_in(text)
             needed = rule.min_signals if rule.min_signals is not None else self.min_signals
             out.append(
                 CandidateFact(

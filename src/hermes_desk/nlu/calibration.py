@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -12,6 +13,7 @@ __all__ = [
     "fit_temperature",
     "out_of_fold_scores",
     "softmax",
+    "softmax_row",
 ]
 
 
@@ -23,6 +25,18 @@ def softmax(scores: Any, temperature: float = 1.0) -> Any:
     z = z - z.max(axis=1, keepdims=True)
     e = np.exp(z)
     return e / e.sum(axis=1, keepdims=True)
+
+
+def softmax_row(scores: Sequence[float], temperature: float = 1.0) -> list[float]:
+    """:func:`softmax` of a single row, in plain Python: for one utterance's few classes
+    numpy's per-call overhead costs more than the arithmetic. The same operations in the same
+    order, so the result agrees with :func:`softmax` to the last bit or two (``exp`` and the
+    sum may round differently)."""
+    z = [s / temperature for s in scores]
+    top = max(z)
+    e = [math.exp(v - top) for v in z]
+    total = sum(e)
+    return [v / total for v in e]
 
 
 def fit_temperature(scores: Any, labels: Any) -> float:

@@ -189,14 +189,26 @@ class TurnReader:
         self._reads = context_reader(classifier)
 
     def read(self, text: str, state: DialogueState) -> ResolvedIntent:
-        alone = self.classifier.predict(text)
         in_context = None
-        if self.context is not None:
-            own = alone if self._reads is self.classifier else self._reads.predict(text)
+        if self.context is None:
+            alone = self.classifier.predict(text)
+        else:
+            alone, own = self._alone(text)
             joined_text = _joined_text(state.last_text, text)
             joined = self._reads.predict(joined_text) if joined_text else None
             in_context = self.context.predict(_TurnView(text, own, joined, state.intent))
         return state.resolve(text, alone, in_context=in_context)
+
+    def _alone(self, text: str) -> tuple[IntentPrediction, IntentPrediction]:
+        """The classifier's and the context reader's predictions for the turn alone; the
+        default ensemble gives its SVM member's from the same featurisation."""
+        classifier = self.classifier
+        if self._reads is classifier:
+            alone = classifier.predict(text)
+            return alone, alone
+        if isinstance(classifier, EnsembleIntentClassifier) and self._reads is classifier.linear:
+            return classifier.predict_with_svm(text)
+        return classifier.predict(text), self._reads.predict(text)
 
 
 def context_reader(classifier: IntentClassifier) -> IntentClassifier:

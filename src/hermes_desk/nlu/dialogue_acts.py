@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from hermes_desk.errors import PackError
@@ -59,6 +59,17 @@ class ActPhrases:
     negative: tuple[str, ...] = ()
     apologies: tuple[str, ...] = ()
     follow_ups: tuple[str, ...] = ()
+    #: :attr:`phrases` by their first character, longest first as there: a clause position
+    #: is only tried against the phrases that can start there
+    _by_first: dict[str, tuple[tuple[str, DialogueActName | None], ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        by_first: dict[str, list[tuple[str, DialogueActName | None]]] = {}
+        for pair in self.phrases:
+            by_first.setdefault(pair[0][:1], []).append(pair)
+        object.__setattr__(self, "_by_first", {k: tuple(v) for k, v in by_first.items()})
 
     @classmethod
     def from_dict(cls, data: Any, *, file: str = "acts.yaml") -> ActPhrases:
@@ -127,7 +138,8 @@ class ActPhrases:
             if clause[i].isspace():
                 i += 1
                 continue
-            step = next((p for p in self.phrases if _starts(clause, i, p[0])), None)
+            candidates = self._by_first.get(clause[i], ())
+            step = next((p for p in candidates if _starts(clause, i, p[0])), None)
             if step is None:
                 return None
             phrase, act = step

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from hermes_desk.errors import ConfigError, MisuseError
-from hermes_desk.nlu.calibration import softmax
 from hermes_desk.nlu.classifier import IntentPrediction, encode_labels, read_meta, write_meta
 from hermes_desk.nlu.features import FastFeatures, build_vectorizer
-from hermes_desk.nlu.linear import LinearIntentClassifier, rank_probabilities
+from hermes_desk.nlu.linear import LinearIntentClassifier, rank_probabilities, rank_row
 from hermes_desk.nlu.mlp import MlpIntentClassifier
 
 __all__ = ["EnsembleIntentClassifier"]
@@ -83,12 +82,27 @@ class EnsembleIntentClassifier:
         return rank_probabilities(self.probabilities(texts), self.classes, self.top_k)
 
     def predict(self, text: str) -> IntentPrediction:
+        return self.predict_with_svm(text)[0]
+
+    def predict_with_svm(self, text: str) -> tuple[IntentPrediction, IntentPrediction]:
+        """The ensemble's prediction and its SVM member's (:attr:`linear`), from one
+        featurisation of ``text``: the turn reader needs both for every turn."""
         if self._fast is None:
             raise MisuseError("the intent classifier is not trained: call fit or load first")
         indices, values = self._fast(text)
-        svm = softmax(self.linear.scores_fast(indices, values)[None, :], self.linear.temperature)
-        mlp = sum(softmax(m.logits_fast(indices, values)[None, :]) for m in self.mlps)
-        return rank_probabilities((svm + mlp / len(self.mlps)) / 2.0, self.classes, self.top_k)[0]
+        svm = self.linear.probabilities_fast(indices, values)
+        # Element-wise as the array expression (svm + sum(mlps) / n) / 2 computes it.
+        mlp = [0.0] * len(svm)
+        for member in self.mlps:
+            probs = member.probabilities_fast(indices, values)
+            mlp = [a + b for a, b in zip(mlp, probs, strict=True)]
+        n = len(self.mlps)
+        mean = [(a + b / n) / 2.0 for a, b in zip(svm, mlp, strict=True)]
+        classes = self.linear._classes
+        return (
+            rank_row(mean, classes, self.top_k),
+            rank_row(svm, classes, self.linear.top_k),
+        )
 
     def save(self, directory: Path) -> None:
         self.linear.save(directory / "linear")

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
-from itertools import pairwise
-from typing import Any
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache, partial
+from itertools import chain, pairwise, repeat
+from operator import add
+from typing import Any, cast
 
 from hermes_desk.nlu.references import normalise_ids
 
@@ -42,25 +45,32 @@ def has_cjk(text: str) -> bool:
     return _CJK.search(text) is not None
 
 
-def _jieba_words(text: str) -> list[str]:
+@lru_cache(maxsize=1)
+def _jieba() -> Any:
+    """jieba, its log quietened once: setting a logger's level clears every logger's cache,
+    which cost more per utterance than short texts take to segment."""
     import logging
 
     import jieba
 
     jieba.setLogLevel(logging.WARNING)
-    return [w for w in jieba.lcut(text) if _WORD.search(w)]
+    return jieba
+
+
+def _jieba_words(text: str) -> list[str]:
+    return [w for w in _jieba().lcut(text) if _WORD.search(w)]
 
 
 def tokens(text: str) -> list[str]:
     """Word tokens of normalised ``text``; Chinese is segmented with jieba."""
-    return list(_tokens(text))
+    return list(_normalised_tokens(normalise(text)))
 
 
 @lru_cache(maxsize=32768)
-def _tokens(text: str) -> tuple[str, ...]:
+def _normalised_tokens(text: str) -> tuple[str, ...]:
+    """Word tokens of text :func:`normalise` already made."""
     # Cached: training a pack's model segments the same utterances once per fit (the final
     # model and each cross-fitting fold), and jieba is the slowest part of featurising.
-    text = normalise(text)
     if has_cjk(text):
         return tuple(w.strip() for w in _jieba_words(text) if w.strip())
     return tuple(_WORD.findall(text))
@@ -68,7 +78,11 @@ def _tokens(text: str) -> tuple[str, ...]:
 
 def word_ngrams(text: str) -> list[str]:
     """Unigrams and bigrams of :func:`tokens` (the TF-IDF word analyzer; picklable)."""
-    words = list(_tokens(text))
+    return _normalised_word_ngrams(normalise(text))
+
+
+def _normalised_word_ngrams(text: str) -> list[str]:
+    words = list(_normalised_tokens(text))
     return words + [f"{a} {b}" for a, b in pairwise(words)]
 
 
@@ -106,6 +120,54 @@ def _f32() -> Any:
     return np.float32
 
 
+def char_wb_ngrams(text: str, min_n: int, max_n: int) -> list[str]:
+    """sklearn's ``char_wb`` n-grams of already preprocessed ``text``, in sklearn's order.
+
+    The same grams as ``TfidfVectorizer(analyzer="char_wb")._char_wb_ngrams`` (sklearn 1.x),
+    one slice list per length instead of one append per gram. sklearn first turns runs of 2+
+    whitespace into one space; that cannot change what ``str.split()`` returns (both use
+    Python's definition of whitespace), so it is skipped. Per word padded with one space each
+    side (length ``size``): every n-gram for each n, and once n reaches ``size`` the padded word
+    itself, after which the longer lengths are skipped — sklearn's ``offset == 0`` break.
+    Single characters and pairs are built without slicing (the same strings, faster).
+    """
+    grams: list[str] = []
+    for word in text.split():
+        padded = f" {word} "
+        size = len(padded)
+        for n in range(min_n, max_n + 1):
+            if n >= size:
+                grams.append(padded)
+                break
+            if n == 1:
+                grams += padded
+            elif n == 2:
+                grams += map(add, padded, padded[1:])
+            else:
+                grams += [padded[i : i + n] for i in range(size - n + 1)]
+    return grams
+
+
+Analyzer = Callable[[str], list[str]]
+
+
+def _fast_analyzer(vec: Any) -> tuple[Analyzer, bool]:
+    """``vec.build_analyzer()`` without sklearn's per-call wrapping, and whether it reads the
+    :func:`normalise`-d text (True) or the raw one. For the two parts :func:`build_vectorizer`
+    makes, both read it normalised, so one utterance is normalised once: the word part is
+    :func:`word_ngrams` after its :func:`normalise` (sklearn only adds a decode step, a no-op
+    for ``str`` input), the ``char_wb`` part :func:`char_wb_ngrams` after sklearn's
+    preprocessor, :func:`normalise`. A vectorizer configured otherwise keeps sklearn's
+    analyzer, on the raw text."""
+    if vec.input == "content" and getattr(vec, "stop_words", None) is None:
+        if vec.analyzer is word_ngrams:
+            return _normalised_word_ngrams, True
+        if vec.analyzer == "char_wb" and vec.preprocessor is normalise:
+            min_n, max_n = vec.ngram_range
+            return partial(char_wb_ngrams, min_n=min_n, max_n=max_n), True
+    return cast(Analyzer, vec.build_analyzer()), False
+
+
 class FastFeatures:
     """Single-utterance TF-IDF lookup built from a fitted :func:`build_vectorizer` union.
 
@@ -117,34 +179,54 @@ class FastFeatures:
     def __init__(self, union: Any) -> None:
         import numpy as np
 
-        self._parts: list[tuple[Any, dict[str, int], Any, int]] = []
+        # Per part: its analyzer and its vocabulary mapped to columns of the whole union.
+        self._parts: list[tuple[Analyzer, bool, dict[str, int]]] = []
+        idfs: list[Any] = []
         offset = 0
         for _, vec in union.transformer_list:
-            analyzer = vec.build_analyzer()
-            idf = np.asarray(vec.idf_, dtype=np.float32)
-            self._parts.append((analyzer, dict(vec.vocabulary_), idf, offset))
-            offset += len(idf)
+            columns = {gram: j + offset for gram, j in vec.vocabulary_.items()}
+            analyzer, normalised = _fast_analyzer(vec)
+            self._parts.append((analyzer, normalised, columns))
+            idfs.append(np.asarray(vec.idf_, dtype=np.float32))
+            offset += len(vec.idf_)
+        self._idf = np.concatenate(idfs) if idfs else np.zeros(0, dtype=np.float32)
         self.size = offset
 
     def __call__(self, text: str) -> tuple[Any, Any]:
         import numpy as np
 
-        indices: list[Any] = []
-        values: list[Any] = []
-        for analyzer, vocab, idf, offset in self._parts:
-            counts: dict[int, int] = {}
-            for gram in analyzer(text):
-                j = vocab.get(gram)
-                if j is not None:
-                    counts[j] = counts.get(j, 0) + 1
-            if not counts:
-                continue
-            idx = np.fromiter(counts, dtype=np.int64, count=len(counts))
-            tf = np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
-            w = (1.0 + np.log(tf)) * idf[idx]
-            w /= np.sqrt(float((w * w).sum())) or 1.0
-            indices.append(idx + offset)
-            values.append(w)
-        if not indices:
+        # Each part's grams counted in the order they first occur (Counter keeps it, as the
+        # models' sums expect), looked up in C (map, fromiter); -1 marks an unknown gram.
+        found: list[Iterator[int]] = []
+        counts: list[Iterable[int]] = []
+        sizes: list[int] = []
+        normalised: str | None = None
+        for analyzer, reads_normalised, columns in self._parts:
+            if reads_normalised:
+                if normalised is None:
+                    normalised = normalise(text)
+                grams = Counter(analyzer(normalised))
+            else:
+                grams = Counter(analyzer(text))
+            found.append(map(columns.get, grams, repeat(-1)))
+            counts.append(grams.values())
+            sizes.append(len(grams))
+        total = sum(sizes)
+        cols = np.fromiter(chain.from_iterable(found), dtype=np.int64, count=total)
+        tf = np.fromiter(chain.from_iterable(counts), dtype=np.float32, count=total)
+        known = cols >= 0
+        indices = cols[known]
+        if not len(indices):
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        return np.concatenate(indices), np.concatenate(values)
+        values = (1.0 + np.log(tf[known])) * self._idf[indices]
+        start = end = at = 0
+        for size in sizes:
+            end += int(np.count_nonzero(known[at : at + size]))
+            at += size
+            if end > start:
+                # Each part is L2-normalised on its own, with the float32 sum and float64
+                # divisor this class always used.
+                part = values[start:end]
+                part /= np.sqrt(float((part * part).sum())) or 1.0
+            start = end
+        return indices, values

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from hermes_desk.errors import MisuseError
-from hermes_desk.nlu.calibration import calibrated_temperature, softmax
+from hermes_desk.nlu.calibration import calibrated_temperature, softmax, softmax_row
 from hermes_desk.nlu.classifier import IntentPrediction, encode_labels, load_state, save_state
 from hermes_desk.nlu.features import FastFeatures, build_vectorizer
 
-__all__ = ["LinearIntentClassifier"]
+__all__ = ["LinearIntentClassifier", "rank_probabilities", "rank_row"]
 
 _MODEL_FILE = "linear.pkl"
 
@@ -77,6 +77,10 @@ class LinearIntentClassifier:
         """Raw SVM scores of one utterance given its (indices, values) features."""
         return values @ self._coef_t[indices] + self._intercept
 
+    def probabilities_fast(self, indices: Any, values: Any) -> list[float]:
+        """Calibrated probabilities of one utterance given its (indices, values) features."""
+        return softmax_row(self.scores_fast(indices, values).tolist(), self.temperature)
+
     def probabilities_one(self, text: str) -> Any:
         """Calibrated probabilities of one utterance (the fast path)."""
         self._check()
@@ -99,7 +103,8 @@ class LinearIntentClassifier:
         return _rank(self.probabilities(texts), self._classes, self.top_k)
 
     def predict(self, text: str) -> IntentPrediction:
-        return _rank(self.probabilities_one(text)[None, :], self._classes, self.top_k)[0]
+        self._check()
+        return rank_row(self.probabilities_fast(*self._fast(text)), self._classes, self.top_k)
 
     def save(self, directory: Path) -> None:
         self._check()
@@ -141,3 +146,14 @@ def _rank(probabilities: Any, classes: Sequence[str], top_k: int) -> list[Intent
 
 
 rank_probabilities = _rank
+
+
+def rank_row(
+    probabilities: Sequence[float], classes: Sequence[str], top_k: int
+) -> IntentPrediction:
+    """The prediction of one row of probabilities (:func:`rank_probabilities` for a single
+    utterance, without numpy). Equal probabilities keep the class order, as a stable argsort
+    would; the models' probabilities are never exactly equal in practice."""
+    order = sorted(range(len(classes)), key=probabilities.__getitem__, reverse=True)
+    ranking = tuple((classes[i], probabilities[i]) for i in order[: min(top_k, len(classes))])
+    return IntentPrediction(ranking[0][0], ranking[0][1], ranking)

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from hermes_desk.errors import MisuseError
-from hermes_desk.nlu.calibration import softmax
+from hermes_desk.nlu.calibration import softmax, softmax_row
 from hermes_desk.nlu.classifier import IntentPrediction, encode_labels, load_state, save_state
 from hermes_desk.nlu.features import FastFeatures, build_vectorizer
-from hermes_desk.nlu.linear import rank_probabilities
+from hermes_desk.nlu.linear import rank_probabilities, rank_row
 from hermes_desk.nlu.sparse_mlp import train_sparse_mlp
 
 __all__ = ["MlpIntentClassifier"]
@@ -124,9 +124,14 @@ class MlpIntentClassifier:
             return []
         return rank_probabilities(self.probabilities(texts), self._classes, self.top_k)
 
+    def probabilities_fast(self, indices: Any, values: Any) -> list[float]:
+        """Probabilities of one utterance given its (indices, values) features."""
+        return softmax_row(self.logits_fast(indices, values).tolist())
+
     def predict(self, text: str) -> IntentPrediction:
-        probs = self.probabilities_one(text)[None, :]
-        return rank_probabilities(probs, self._classes, self.top_k)[0]
+        if self._fast is None:
+            raise MisuseError("the intent classifier is not trained: call fit or load first")
+        return rank_row(self.probabilities_fast(*self._fast(text)), self._classes, self.top_k)
 
     def save(self, directory: Path) -> None:
         if self._vectorizer is None:

@@ -162,7 +162,12 @@ class SentimentLexicon:
 
 
 def _alternative(term: str) -> str:
-    escaped = re.escape(term)
     if _ASCII.match(term):
-        return rf"(?<![a-z]){escaped}(?![a-z])"
-    return escaped
+        # A whole word: no letter before, none after. The "none before" look-behind is put
+        # after the first character (it looks back over that character and the one before),
+        # so every alternative starts with a literal and the regex engine drops alternatives
+        # by their first character instead of trying each of hundreds of look-behinds at every
+        # position; the matches are those of (?<![a-z])term(?![a-z]).
+        first = re.escape(term[0])
+        return rf"{first}(?<![a-z]{first}){re.escape(term[1:])}(?![a-z])"
+    return re.escape(term)

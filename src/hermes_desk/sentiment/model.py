@@ -25,6 +25,8 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
+from operator import add
 from pathlib import Path
 from typing import Any, Literal
 
@@ -72,12 +74,10 @@ def _normalise(text: str) -> str:
 def sentiment_features(text: str, lexicon: SentimentLexicon) -> dict[str, float]:
     """The model's features of ``text`` (see the module docstring)."""
     t = _normalise(text)
-    grams: dict[str, float] = {}
-    for n in (1, 2, 3):
-        for i in range(len(t) - n + 1):
-            gram = t[i : i + n]
-            if gram != " ":
-                grams["c:" + gram] = 1.0
+    # Character 1-, 2- and 3-grams in the order they first occur (n by n), a lone space aside.
+    chars = dict.fromkeys(chain(t, map(add, t, t[1:]), map(add, map(add, t, t[1:]), t[2:])))
+    chars.pop(" ", None)
+    grams: dict[str, float] = {"c:" + gram: 1.0 for gram in chars}
     words = _LATIN_WORD.findall(t)
     for i, word in enumerate(words):
         grams["w:" + word] = 1.0
@@ -91,7 +91,7 @@ def sentiment_features(text: str, lexicon: SentimentLexicon) -> dict[str, float]
         feats = {}
     if lexicon.polarity:
         table = lexicon.polarity
-        polarity = sum(table.get(key[2:], 0.0) for key in grams if key[0] == "c")
+        polarity = sum(map(table.get, chars, repeat(0.0)))
         if polarity > 0:
             feats["x:pol_pos"] = min(polarity, _POLARITY_CAP)
         elif polarity < 0:
@@ -147,13 +147,18 @@ class SentimentModel:
 
     def probabilities(self, text: str) -> list[float]:
         """Class probabilities in :attr:`classes` order."""
-        scores = list(self.bias)
         weights = self.weights
-        for key, value in sentiment_features(text, self.lexicon).items():
-            row = weights.get(key)
-            if row is not None:
-                for k, w in enumerate(row):
-                    scores[k] += w * value
+        known = [
+            (row, value)
+            for key, value in sentiment_features(text, self.lexicon).items()
+            if (row := weights.get(key)) is not None
+        ]
+        # Class by class, each score summed in the features' order from its bias.
+        scores = []
+        for k, score in enumerate(self.bias):
+            for row, value in known:
+                score += row[k] * value
+            scores.append(score)
         top = max(scores)
         exps = [math.exp(s - top) for s in scores]
         total = sum(exps)

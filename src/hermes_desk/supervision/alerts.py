@@ -57,15 +57,19 @@ class _Compiled:
     phrases: tuple[str, ...]
     patterns: tuple[re.Pattern[str], ...]
     unless: tuple[str, ...]
+    #: the rule's ``unless`` phrases as case-insensitive literal patterns, compiled once
+    unless_patterns: tuple[re.Pattern[str], ...]
 
-    def hits(self, folded: str, text: str) -> bool:
+    def hits(self, folded: str, text: str, kept_case: str) -> bool:
+        """Whether the line hits the rule; ``folded`` and ``kept_case`` are ``text`` folded
+        by :func:`_fold` without and with its case."""
         for phrase in self.unless:
             if phrase in folded:
                 folded = folded.replace(phrase, " ")
         if self.unless:
-            text = _fold(text, keep_case=True)
-            for phrase in self.rule.unless:
-                text = re.sub(re.escape(phrase), " ", text, flags=re.IGNORECASE)
+            text = kept_case
+            for pattern in self.unless_patterns:
+                text = pattern.sub(" ", text)
         return any(p in folded for p in self.phrases) or any(p.search(text) for p in self.patterns)
 
 
@@ -81,6 +85,7 @@ def _compile(rules: Sequence[AlertRule]) -> tuple[_Compiled, ...]:
             tuple(_fold(p) for p in rule.phrases),
             tuple(re.compile(p) for p in rule.patterns),
             tuple(_fold(p) for p in rule.unless),
+            tuple(re.compile(re.escape(p), re.IGNORECASE) for p in rule.unless),
         )
         for rule in rules
     )
@@ -147,13 +152,14 @@ class AlertDetector:
         waiting_for: str | None,
     ) -> list[Alert]:
         folded = _fold(text)
+        kept_case = _fold(text, keep_case=True)
         alerts: list[Alert] = []
         seen: set[str] = set()
         for item in compiled:
             rule = item.rule
             if waiting_for is not None and waiting_for in rule.allowed_while_waiting_for:
                 continue
-            if rule.alert_kind in seen or not item.hits(folded, text):
+            if rule.alert_kind in seen or not item.hits(folded, text, kept_case):
                 continue
             seen.add(rule.alert_kind)
             alerts.append(
