@@ -431,3 +431,14 @@ async def test_ownership_hides_another_customers_record(fake_clock: FakeClock) -
     assert nobody.status is ToolStatus.NOT_ALLOWED and nobody.error == "no customer named"
     assert len(tool.calls) == calls  # refused before any call
     assert (await _call(executor, request_id="ses_o")).status is ToolStatus.NOT_ALLOWED
+
+
+def test_the_spec_map_follows_the_registry_and_cannot_be_changed_from_outside() -> None:
+    registry = ToolRegistry()
+    registry.add(_spec(), Scripted())
+    first = registry.spec_map()
+    assert list(first) == ["get_order"] and registry.spec_map() is first
+    registry.add(_spec("get_shipment"), Scripted())
+    assert sorted(registry.spec_map()) == ["get_order", "get_shipment"]
+    with pytest.raises(TypeError):
+        registry.spec_map()["x"] = first["get_order"]  # type: ignore[index]

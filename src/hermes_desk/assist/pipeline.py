@@ -138,7 +138,7 @@ class Assistant:
             return await self._agent_turn(session, text, turn_index)
 
         reading = await self.reader.read(session, text)
-        specs = {spec.name: spec for spec in self.tools.registry.specs()}
+        specs = self.tools.registry.spec_map()
         intent = reading.intent.name
         plan = conversation_plan(
             reading, self.pack.acts, lambda part: self.memory.extract(part, intent=intent)
@@ -259,7 +259,7 @@ class Assistant:
 
     def _explain(self, proposal: Proposal, language: str) -> str:
         """What a proposal will do, in ``language`` (its tool's ``explain``)."""
-        spec = next((s for s in self.tools.registry.specs() if s.name == proposal.tool), None)
+        spec = self.tools.registry.spec_map().get(proposal.tool)
         return spec.explanation(proposal.arguments, language) if spec else proposal.explanation
 
     async def _remember(self, session: Session, reading: Reading) -> Remembered:

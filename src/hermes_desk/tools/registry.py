@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from hermes_desk.errors import PackError
 from hermes_desk.tools.binding import ToolBinding
@@ -25,6 +26,7 @@ class RegisteredTool:
 class ToolRegistry:
     def __init__(self) -> None:
         self._tools: dict[str, RegisteredTool] = {}
+        self._spec_map: Mapping[str, ToolSpec] | None = None
 
     def add(self, spec: ToolSpec, binding: ToolBinding) -> RegisteredTool:
         """Register a tool; refuse a bad name, a bad schema or a duplicate (PackError)."""
@@ -63,6 +65,7 @@ class ToolRegistry:
             else None,
         )
         self._tools[spec.name] = entry
+        self._spec_map = None
         return entry
 
     def get(self, name: str) -> RegisteredTool | None:
@@ -82,6 +85,12 @@ class ToolRegistry:
 
     def specs(self) -> list[ToolSpec]:
         return [t.spec for t in self._tools.values()]
+
+    def spec_map(self) -> Mapping[str, ToolSpec]:
+        """The specs by name, read-only; built once per change (a turn asks for it)."""
+        if self._spec_map is None:
+            self._spec_map = MappingProxyType({name: t.spec for name, t in self._tools.items()})
+        return self._spec_map
 
     def model_schemas(self, names: Iterable[str] | None = None) -> list[dict[str, object]]:
         """Function definitions for a model, limited to ``names`` (e.g. the intent's tools)."""
