@@ -67,7 +67,7 @@ def plan_conversations(customers: list[dict[str, Any]], count: int, seed: int = 
 def run_turn_cpu(
     *,
     conversations: int = 600,
-    clients: int = 8,
+    clients: int = 20,
     stores: str = "embedded",
     redis_url: str | None = None,
     postgres_dsn: str | None = None,

@@ -266,7 +266,7 @@ def turn_cpu(
     conversations: Annotated[
         int, typer.Option(help="conversations whose turns are measured")
     ] = 600,
-    clients: Annotated[int, typer.Option(help="concurrent clients, one conversation each")] = 8,
+    clients: Annotated[int, typer.Option(help="concurrent clients, one conversation each")] = 20,
     stores: Annotated[
         str, typer.Option(help="embedded (SQLite) or shared (Redis + PostgreSQL)")
     ] = "embedded",
