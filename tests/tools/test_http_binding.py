@@ -96,14 +96,35 @@ def rude_server() -> Iterator[str]:
             conn, _ = listener.accept()
         except OSError:
             return
-        with conn:
-            conn.recv(65536)
+        with conn:  # the whole request read first: a close with unread bytes is a reset
+            _read_request(conn)
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{port}"
     listener.close()
     thread.join(timeout=10)
+
+
+def _read_request(conn: socket.socket) -> None:
+    """Read one HTTP request, headers and body (the client may send them apart)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip())
+    while len(body) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return
+        body += chunk
 
 
 def _binding(client: ToolClient, url: str, method: str = "GET", **target: Any) -> HttpBinding:
