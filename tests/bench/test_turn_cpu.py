@@ -7,10 +7,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from hermes_desk.bench.conversations import CODE, MIX
 from hermes_desk.bench.load_cluster import make_customers
 from hermes_desk.bench.turn_cpu import plan_conversations, run_turn_cpu
+from hermes_desk.cli.bench import app
 
 
 def test_the_plan_gives_each_conversation_its_own_customer_and_the_article_mix() -> None:
@@ -42,3 +44,15 @@ def test_every_measured_turn_is_answered_and_counted(tmp_path: Path, pack_model_
     assert figures["worker_cpu_s"] > 0
     assert figures["cpu_ms_per_turn"] is not None
     assert sum(figures["turns_by_kind"].values()) == figures["turns_answered"]
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [(["--stores", "sqlite"], "--stores"), (["--conversations", "0"], "one conversation")],
+)
+def test_the_command_refuses_what_it_cannot_run_before_starting_anything(
+    args: list[str], named: str
+) -> None:
+    result = CliRunner().invoke(app, ["turn-cpu", *args])
+    assert result.exit_code == 2
+    assert named in result.output

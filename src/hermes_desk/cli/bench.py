@@ -21,6 +21,19 @@ app = typer.Typer(no_args_is_help=True)
 
 OutOption = Annotated[Path | None, typer.Option("--out", help="also write the figures here")]
 RedisOption = Annotated[str | None, typer.Option(help="Redis for the Redis figures ('' to skip)")]
+# The cluster options of `bench load` and `bench turn-cpu`.
+StoresOption = Annotated[
+    str, typer.Option(help="embedded (SQLite, one worker) or shared (Redis + PostgreSQL)")
+]
+SharedRedisOption = Annotated[
+    str | None, typer.Option(help="Redis for --stores shared (default: a private one)")
+]
+SharedPostgresOption = Annotated[
+    str | None, typer.Option(help="PostgreSQL for memory with --stores shared")
+]
+ModelDirOption = Annotated[
+    Path | None, typer.Option(help="trained intent models to reuse (HERMES_NLU__MODEL_DIR)")
+]
 
 
 def _machine() -> str:
@@ -261,24 +274,27 @@ def _numbers(text: str, name: str) -> list[float]:
     return values
 
 
+def _check_stores(stores: str) -> None:
+    if stores not in ("embedded", "shared"):
+        raise typer.BadParameter("stores must be embedded or shared", param_hint="--stores")
+
+
+def _model_dir(given: Path | None) -> Path | None:
+    """The trained models to reuse: the option, else HERMES_NLU__MODEL_DIR, else none."""
+    env = os.environ.get("HERMES_NLU__MODEL_DIR")
+    return given or (Path(env) if env else None)
+
+
 @app.command("turn-cpu")
 def turn_cpu(
     conversations: Annotated[
         int, typer.Option(help="conversations whose turns are measured")
     ] = 600,
     clients: Annotated[int, typer.Option(help="concurrent clients, one conversation each")] = 20,
-    stores: Annotated[
-        str, typer.Option(help="embedded (SQLite) or shared (Redis + PostgreSQL)")
-    ] = "embedded",
-    redis_url: Annotated[
-        str | None, typer.Option(help="Redis for --stores shared (default: a private one)")
-    ] = None,
-    postgres_dsn: Annotated[
-        str | None, typer.Option(help="PostgreSQL for memory with --stores shared")
-    ] = None,
-    model_dir: Annotated[
-        Path | None, typer.Option(help="trained intent models to reuse (HERMES_NLU__MODEL_DIR)")
-    ] = None,
+    stores: StoresOption = "embedded",
+    redis_url: SharedRedisOption = None,
+    postgres_dsn: SharedPostgresOption = None,
+    model_dir: ModelDirOption = None,
     workdir: Annotated[Path | None, typer.Option(help="folder for data and logs")] = None,
     profile: Annotated[
         bool, typer.Option("--profile", help="py-spy the worker while the turns run")
@@ -289,19 +305,17 @@ def turn_cpu(
     article's mix, no think time) from concurrent clients; the worker's CPU over the turns."""
     from hermes_desk.bench.turn_cpu import run_turn_cpu, summary_line
 
-    if stores not in ("embedded", "shared"):
-        raise typer.BadParameter("stores must be embedded or shared", param_hint="--stores")
+    _check_stores(stores)
     if conversations < 1 or clients < 1:
         raise typer.BadParameter("give at least one conversation and one client")
     machine = _machine()
-    env_model_dir = os.environ.get("HERMES_NLU__MODEL_DIR")
     figures = run_turn_cpu(
         conversations=conversations,
         clients=clients,
         stores=stores,
         redis_url=redis_url,
         postgres_dsn=postgres_dsn,
-        model_dir=model_dir or (Path(env_model_dir) if env_model_dir else None),
+        model_dir=_model_dir(model_dir),
         workdir=workdir,
         profile=profile,
         progress=lambda line: typer.echo(line, err=True),
@@ -322,9 +336,7 @@ def load(
         str,
         typer.Option(help="serve workers; several (1,2,3) run one step each behind nginx"),
     ] = "1",
-    stores: Annotated[
-        str, typer.Option(help="embedded (SQLite, one worker) or shared (Redis + PostgreSQL)")
-    ] = "embedded",
+    stores: StoresOption = "embedded",
     think: Annotated[str, typer.Option(help="customer think time 'mean,sd' in seconds")] = "3,1",
     approve: Annotated[str, typer.Option(help="agent's think time before an approval")] = "2,0.5",
     ws_share: Annotated[float, typer.Option(help="share of conversations over WebSocket")] = 0.5,
@@ -332,15 +344,9 @@ def load(
         int, typer.Option(help="at most this many conversations per step (0: no limit)")
     ] = 0,
     customers: Annotated[int, typer.Option(help="customers in the demo backend's data")] = 300,
-    redis_url: Annotated[
-        str | None, typer.Option(help="Redis for --stores shared (default: a private one)")
-    ] = None,
-    postgres_dsn: Annotated[
-        str | None, typer.Option(help="PostgreSQL for memory with --stores shared")
-    ] = None,
-    model_dir: Annotated[
-        Path | None, typer.Option(help="trained intent models to reuse (HERMES_NLU__MODEL_DIR)")
-    ] = None,
+    redis_url: SharedRedisOption = None,
+    postgres_dsn: SharedPostgresOption = None,
+    model_dir: ModelDirOption = None,
     workdir: Annotated[Path | None, typer.Option(help="folder for data, logs, ledgers")] = None,
     profile: Annotated[
         bool, typer.Option("--profile", help="py-spy the first worker through each step")
@@ -359,8 +365,7 @@ def load(
     are checked at the end."""
     from hermes_desk.bench.load import LoadStep, run_load, window_table
 
-    if stores not in ("embedded", "shared"):
-        raise typer.BadParameter("stores must be embedded or shared", param_hint="--stores")
+    _check_stores(stores)
     counts = [int(v) for v in _numbers(users, "--users")]
     pool = [int(v) for v in _numbers(workers, "--workers")]
     if window < 0 or (window and window > duration):
@@ -374,7 +379,6 @@ def load(
     else:
         steps = [LoadStep(n, duration, pool[0]) for n in counts]
     machine = _machine()
-    env_model_dir = os.environ.get("HERMES_NLU__MODEL_DIR")
     figures = run_load(
         steps=steps,
         stores=stores,
@@ -387,7 +391,7 @@ def load(
         redis_url=redis_url,
         postgres_dsn=postgres_dsn,
         balancer=True if len(pool) > 1 or max(pool) > 1 else None,
-        model_dir=model_dir or (Path(env_model_dir) if env_model_dir else None),
+        model_dir=_model_dir(model_dir),
         workdir=workdir,
         profile=profile,
         window_s=window,
