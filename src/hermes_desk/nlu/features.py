@@ -220,24 +220,24 @@ class FastFeatures:
         """The features of ``f"{first} {second}"`` (the turn reader's previous turn joined with
         this one), the same as ``self(f"{first} {second}")``.
 
-        When the joined text normalises to the two parts' normalised texts joined by one space
-        (nothing across the boundary changed: no digit group or long number spanning it, neither
-        part empty), its word tokens are the two parts' tokens one after the other: ``\\w+``
-        runs never cross a space, and jieba cuts a text into blocks that a space always ends
+        When the joined text has Chinese and normalises to the two parts' normalised texts
+        joined by one space (nothing across the boundary changed: no digit group or long number
+        spanning it, neither part empty), its word tokens are the two parts' tokens one after
+        the other: jieba cuts a text into blocks that a space always ends
         (its blocks are runs of Chinese, letters, digits and ``+#&._%-``; every other character
         and every space is yielded alone), segmenting each block on its own. Each part is then
         segmented as jieba would within the joined text (jieba also for a part without Chinese
         when the other has some), and this turn's tokens are usually still in the token cache
-        from featurising the turn alone. Otherwise the joined text is featurised whole."""
+        from featurising the turn alone. Otherwise the joined text is featurised whole (text
+        without Chinese has ``\\w+`` runs for tokens, as fast to find in the whole)."""
         if not all(normalised for _, normalised, _ in self._parts):
             return self(f"{first} {second}")
         text = normalise(f"{first} {second}")
-        head, tail = normalise(first), normalise(second)
         words: tuple[str, ...] | None = None
-        if text == f"{head} {tail}":
-            head_cjk, tail_cjk = has_cjk(head), has_cjk(tail)
-            if head_cjk or tail_cjk:
-                words = _segmented(head, head_cjk) + _segmented(tail, tail_cjk)
+        if has_cjk(text):  # else its tokens are \w+ runs, as fast to find whole
+            head, tail = normalise(first), normalise(second)
+            if text == f"{head} {tail}":
+                words = _segmented(head, has_cjk(head)) + _segmented(tail, has_cjk(tail))
         grams: list[list[str]] = []
         for analyzer, _, _ in self._parts:
             if words is not None and analyzer is _normalised_word_ngrams:
