@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -297,3 +299,73 @@ def test_a_rules_joined_pattern_matches_exactly_when_one_of_its_patterns_does() 
     assert _any_of([re.compile("(?x) a", re.I), re.compile("b", re.I)]) is None
     assert _any_of([re.compile("a", re.I), re.compile("b")]) is None
     assert _any_of([re.compile("(?i)a", re.I), re.compile("b", re.I)]) is not None
+
+
+def test_the_ignorecase_folding_table_is_pythons() -> None:
+    """Every character outside ASCII and the CJK block that re's IGNORECASE folds with one of
+    them is an ASCII letter's, and listed for it."""
+    from string import ascii_letters
+
+    from hermes_desk.memory.keyfacts import _FOLDED_WITH
+
+    near = re.compile("[\x00-\x7f\u3400-\u9fff]", re.IGNORECASE)
+    outside = [
+        chr(code)
+        for code in range(0x110000)
+        if not (code < 0x80 or 0x3400 <= code <= 0x9FFF) and near.fullmatch(chr(code))
+    ]
+    assert outside
+    for ch in outside:
+        letters = {c.lower() for c in ascii_letters if re.fullmatch(c, ch, re.IGNORECASE)}
+        assert letters, ch
+        assert all(ch in _FOLDED_WITH[letter] for letter in letters), ch
+    assert sorted(ch for chars in _FOLDED_WITH.values() for ch in chars) == sorted(outside)
+
+
+@pytest.mark.parametrize(
+    ("patterns", "needed"),
+    [
+        ([r"退款\s*(\d+)"], {"退"}),
+        ([r"(?:不要|别)\s*打电话", r"do\s+not\s+call"], {"打", "d", "D"}),
+        ([r"(?:不要|别)?\s*打电话"], {"打"}),
+        ([r"(?:不要|别)\s*(?:打|来)?电话"], {"电"}),
+        ([r"(?:请勿|不要)\s*发"], {"发"}),
+        ([r"(?:请勿|不要)\s*(?:短信|电话)"], {"请", "不"}),
+        ([r"[0-9]+\s*天"], {"天"}),
+        ([r"a?b*(?:c|d)"], {"c", "C", "d", "D"}),
+        ([r"(?-i:Kb)"], {"K"}),
+        ([r"k"], {"k", "K", "\u212a"}),
+        ([r"\w+\s*元"], {"元"}),
+        ([r"[^退]款"], {"款"}),
+        ([r"(?<=退)款?"], None),
+        ([r"退款", r"x*"], None),
+    ],
+)
+def test_a_rules_needed_characters(patterns: list[str], needed: set[str] | None) -> None:
+    from hermes_desk.memory.keyfacts import _needed_chars
+
+    found = _needed_chars([re.compile(p, re.IGNORECASE) for p in patterns])
+    assert found == (frozenset(needed) if needed is not None else None)
+
+
+def test_a_text_without_a_rules_needed_characters_fires_none_of_its_patterns() -> None:
+    pack = Path(__file__).resolve().parents[2] / "src" / "hermes_desk" / "packs" / "ecommerce"
+    keyfacts = KeyFactFilter.from_pack(pack)
+    texts: list[str] = []
+    for path in sorted(pack.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                texts += [t["text"] for t in row.get("turns", []) if isinstance(t, dict)]
+                texts += [row["text"]] if isinstance(row.get("text"), str) else []
+    assert len(texts) > 5000
+    ruled_out = 0
+    for rule in keyfacts.rules:
+        needs = rule._needs
+        if needs is None:
+            continue
+        for text in texts:
+            if needs.isdisjoint(text):
+                ruled_out += 1
+                assert not any(p.search(text) for p in rule.patterns), (rule.key, text)
+    assert ruled_out > len(texts)

@@ -1,10 +1,18 @@
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hermes_desk.nlu import EXTRACTORS, SlotExtractor, extract_durations, rule_for, slot_rules
+from hermes_desk.nlu import (
+    EXTRACTORS,
+    SlotExtractor,
+    extract_durations,
+    load_examples,
+    rule_for,
+    slot_rules,
+)
 from hermes_desk.nlu.slots import extract_amounts
 from hermes_desk.packs import load_pack
 from hermes_desk.testing import FakeClock
@@ -149,3 +157,13 @@ def test_a_wrong_extraction_field_is_named(schema: dict[str, Any], field: str) -
     with pytest.raises(ValueError) as info:
         rule_for("slot", {"type": "string", **schema})
     assert str(info.value).split(": ", 1)[0] == field
+
+
+def test_read_gives_extract_and_mentions_together() -> None:
+    pack = Path(__file__).resolve().parents[2] / "src" / "hermes_desk" / "packs" / "ecommerce"
+    texts = [e.text for e in load_examples(pack / "nlu.jsonl")]
+    texts += ["订单 2024-0520-1234 和 ２０２４０５２０５６７８", "电话１３８ ００１３ ８０００"]
+    texts += ["昨天下单的", "上周五买的，退 99.5 元"]
+    extractor = ecommerce()
+    for text in texts:
+        assert extractor.read(text) == (extractor.extract(text), extractor.mentions(text))

@@ -126,13 +126,19 @@ class KeyRule:
     #: one pattern that matches where any of :attr:`patterns` does, so that a text none of
     #: them matches (most) is ruled out in one search; None when they cannot be joined
     _any: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
+    #: characters of which every match of any of :attr:`patterns` holds one (a text with
+    #: none of them is ruled out without a search); None when that is not known
+    _needs: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_any", _any_of(self.patterns))
+        object.__setattr__(self, "_needs", _needed_chars(self.patterns))
 
     def read(self, text: str, intent: str | None, slots: Mapping[str, Any]) -> Any:
         """The value this rule reads, or None when it does not fire."""
         if self.intents is not None and intent not in self.intents:
+            return None
+        if self._needs is not None and self._needs.isdisjoint(text):
             return None
         if self._any is not None and self._any.search(text) is None:
             return None
@@ -179,6 +185,95 @@ def _any_of(patterns: Sequence[re.Pattern[str]]) -> re.Pattern[str] | None:
         return re.compile("|".join(sources), patterns[0].flags)
     except re.error:
         return None
+
+
+# Under IGNORECASE an ASCII letter also matches its other case and these characters (Python's
+# re folds them together; checked over every code point in the tests), a CJK ideograph only
+# itself, another ASCII character only itself.
+_FOLDED_WITH = {"i": "\u0130\u0131", "k": "\u212a", "s": "\u017f"}
+
+
+def _chars_matching(code: int, ignore_case: bool) -> frozenset[str] | None:
+    """The characters a literal matches, or None when that is not known here."""
+    ch = chr(code)
+    if not ignore_case:
+        return frozenset(ch)
+    if ch.isascii():
+        low = ch.lower()
+        return frozenset(low + ch.upper() + _FOLDED_WITH.get(low, ""))
+    if "\u3400" <= ch <= "\u9fff":
+        return frozenset(ch)
+    return None
+
+
+def _needed_in(items: Any, ignore_case: bool) -> frozenset[str] | None:
+    """A set of characters one of which every match of the parsed sequence ``items``
+    consumes (from an item it always matches; the rarest by :func:`_weight`), or None."""
+    from re import _constants as c  # type: ignore[attr-defined]
+
+    best: frozenset[str] | None = None
+    for op, arg in items:
+        found: frozenset[str] | None = None
+        if op is c.LITERAL:
+            found = _chars_matching(arg, ignore_case)
+        elif op is c.IN:
+            chars: set[str] = set()
+            for member_op, member in arg:
+                one = _chars_matching(member, ignore_case) if member_op is c.LITERAL else None
+                if one is None:
+                    chars = set()
+                    break
+                chars |= one
+            found = frozenset(chars) or None
+        elif op is c.SUBPATTERN:
+            _, add_flags, del_flags, sub = arg
+            case = (ignore_case or bool(add_flags & re.IGNORECASE)) and not (
+                del_flags & re.IGNORECASE
+            )
+            found = _needed_in(sub, case)
+        elif op is c.ATOMIC_GROUP:
+            found = _needed_in(arg, ignore_case)
+        elif op is c.BRANCH:
+            union: set[str] = set()
+            for alternative in arg[1]:
+                one = _needed_in(alternative, ignore_case)
+                if one is None:
+                    union = set()
+                    break
+                union |= one
+            found = frozenset(union) or None
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT) and arg[0] >= 1:
+            found = _needed_in(arg[2], ignore_case)
+        if found is not None and (best is None or _weight(found) < _weight(best)):
+            best = found
+    return best
+
+
+def _weight(chars: frozenset[str]) -> int:
+    """How often a text holds one of ``chars``, roughly: a space or an ASCII letter is common
+    (English text), a given Chinese character rare."""
+    return sum(
+        1 if ch > "\x7f" else 4 if ch.isalnum() else 8 if ch.isspace() else 2 for ch in chars
+    )
+
+
+def _needed_chars(patterns: Sequence[re.Pattern[str]]) -> frozenset[str] | None:
+    """Characters of which every match of any of ``patterns`` holds one: for each pattern the
+    rarest such set its always-matched literals give (:func:`_needed_in`), joined; None when
+    a pattern has none (or cannot be read)."""
+    try:
+        from re import _parser  # type: ignore[attr-defined]
+
+        needed: set[str] = set()
+        for pattern in patterns:
+            parsed = _parser.parse(pattern.pattern, pattern.flags)
+            one = _needed_in(parsed, bool(parsed.state.flags & re.IGNORECASE))
+            if one is None:
+                return None
+            needed |= one
+    except Exception:  # a private module of another shape: no shortcut, no harm
+        return None
+    return frozenset(needed) or None
 
 
 @dataclass

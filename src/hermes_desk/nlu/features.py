@@ -82,8 +82,20 @@ def word_ngrams(text: str) -> list[str]:
 
 
 def _normalised_word_ngrams(text: str) -> list[str]:
-    words = list(_normalised_tokens(text))
+    return _word_ngrams_of(_normalised_tokens(text))
+
+
+def _word_ngrams_of(tokens: tuple[str, ...]) -> list[str]:
+    words = list(tokens)
     return words + [f"{a} {b}" for a, b in pairwise(words)]
+
+
+def _segmented(text: str, cjk: bool) -> tuple[str, ...]:
+    """Word tokens of normalised ``text`` as jieba cuts them (``cjk``: ``has_cjk(text)``; such
+    text goes through the token cache, as featurising it alone does)."""
+    if cjk:
+        return _normalised_tokens(text)
+    return tuple(w.strip() for w in _jieba_words(text) if w.strip())
 
 
 def build_vectorizer(*, char_min_df: int = 2, word_min_df: int = 1) -> Any:
@@ -193,6 +205,48 @@ class FastFeatures:
         self.size = offset
 
     def __call__(self, text: str) -> tuple[Any, Any]:
+        normalised: str | None = None
+        grams: list[list[str]] = []
+        for analyzer, reads_normalised, _ in self._parts:
+            if reads_normalised:
+                if normalised is None:
+                    normalised = normalise(text)
+                grams.append(analyzer(normalised))
+            else:
+                grams.append(analyzer(text))
+        return self._vector(grams)
+
+    def joined(self, first: str, second: str) -> tuple[Any, Any]:
+        """The features of ``f"{first} {second}"`` (the turn reader's previous turn joined with
+        this one), the same as ``self(f"{first} {second}")``.
+
+        When the joined text has Chinese and normalises to the two parts' normalised texts
+        joined by one space (nothing across the boundary changed: no digit group or long number
+        spanning it, neither part empty), its word tokens are the two parts' tokens one after
+        the other: jieba cuts a text into blocks that a space always ends
+        (its blocks are runs of Chinese, letters, digits and ``+#&._%-``; every other character
+        and every space is yielded alone), segmenting each block on its own. Each part is then
+        segmented as jieba would within the joined text (jieba also for a part without Chinese
+        when the other has some), and this turn's tokens are usually still in the token cache
+        from featurising the turn alone. Otherwise the joined text is featurised whole (text
+        without Chinese has ``\\w+`` runs for tokens, as fast to find in the whole)."""
+        if not all(normalised for _, normalised, _ in self._parts):
+            return self(f"{first} {second}")
+        text = normalise(f"{first} {second}")
+        words: tuple[str, ...] | None = None
+        if has_cjk(text):  # else its tokens are \w+ runs, as fast to find whole
+            head, tail = normalise(first), normalise(second)
+            if text == f"{head} {tail}":
+                words = _segmented(head, has_cjk(head)) + _segmented(tail, has_cjk(tail))
+        grams: list[list[str]] = []
+        for analyzer, _, _ in self._parts:
+            if words is not None and analyzer is _normalised_word_ngrams:
+                grams.append(_word_ngrams_of(words))
+            else:
+                grams.append(analyzer(text))
+        return self._vector(grams)
+
+    def _vector(self, grams_by_part: list[list[str]]) -> tuple[Any, Any]:
         import numpy as np
 
         # Each part's grams counted in the order they first occur (Counter keeps it, as the
@@ -200,14 +254,8 @@ class FastFeatures:
         found: list[Iterator[int]] = []
         counts: list[Iterable[int]] = []
         sizes: list[int] = []
-        normalised: str | None = None
-        for analyzer, reads_normalised, columns in self._parts:
-            if reads_normalised:
-                if normalised is None:
-                    normalised = normalise(text)
-                grams = Counter(analyzer(normalised))
-            else:
-                grams = Counter(analyzer(text))
+        for (_, _, columns), part_grams in zip(self._parts, grams_by_part, strict=True):
+            grams = Counter(part_grams)
             found.append(map(columns.get, grams, repeat(-1)))
             counts.append(grams.values())
             sizes.append(len(grams))

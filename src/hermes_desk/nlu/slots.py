@@ -110,9 +110,9 @@ class SlotExtractor:
         return tuple(r.slot for r in self._listed)
 
     def _normalise(self, text: str) -> str:
-        # Full-width digits and letters (１２３, ＋８６) become ASCII; digit groups that
-        # together make a value of a pattern slot are joined.
-        return normalise_ids(unicodedata.normalize("NFKC", text), accept=self._is_id)
+        # Full-width digits and letters (１２３, ＋８６) become ASCII (normalise_ids applies
+        # NFKC first); digit groups that together make a value of a pattern slot are joined.
+        return normalise_ids(text, accept=self._is_id)
 
     def _is_id(self, digits: str) -> bool:
         return any(rule.accepts(digits) for rule in self._joined)
@@ -123,8 +123,16 @@ class SlotExtractor:
     def mentions(self, text: str) -> dict[str, list[str]]:
         """Every value of each listed slot in ``text``, in order ("我有两个订单，A和B" →
         ``{"order_id": [A, B], "phone": []}``); a listed slot with no value has an empty list."""
-        turn = TurnText(self._normalise(text), self._today())
+        return self._mentions(TurnText(self._normalise(text), self._today()))
+
+    def _mentions(self, turn: TurnText) -> dict[str, list[str]]:
         return {rule.slot: self._values(rule, turn) for rule in self._listed}
+
+    def read(self, text: str) -> tuple[dict[str, Any], dict[str, list[str]]]:
+        """``(extract(text), mentions(text))``, with the text normalised and today's date read
+        once for both."""
+        whole = TurnText(self._normalise(text), self._today())
+        return self._extract(whole), self._mentions(whole)
 
     def _today(self) -> Any:
         return today_in(self._clock, self._tz)
@@ -133,9 +141,10 @@ class SlotExtractor:
         """Slots found in ``text``: the first value of each slot, and under the slot's plural
         (``dates``) every one when its extractor gives several (dates). Keys are absent when
         nothing was found."""
-        normalised = self._normalise(text)
-        today = self._today()
-        whole = TurnText(normalised, today)
+        return self._extract(TurnText(self._normalise(text), self._today()))
+
+    def _extract(self, whole: TurnText) -> dict[str, Any]:
+        normalised, today = whole.text, whole.today
         slots: dict[str, Any] = {}
         spans: list[tuple[int, int]] = []
         for rule in self._claims:
