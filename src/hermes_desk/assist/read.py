@@ -75,8 +75,7 @@ class TurnReaderStage:
         previous_slots = dict(state.slots)
         previous_intent = state.intent
         resolved = self.intents.read(text, state)
-        found = self.slots.extract(text)
-        mentions = self.slots.mentions(text)
+        found, mentions = self.slots.read(text)
         intent, carried = self._framed(resolved, waiting, text, found)
         state.intent = intent.name if not intent.out_of_scope else state.intent
         nlu_ms = (time.perf_counter() - perf) * 1000
