@@ -172,7 +172,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             time.sleep(args.quiet_s)
         locust.wait()
         records = ledger_records(ledger)
-        checked, lost = check_transcripts(records, cluster.url, work / "data" / "hermes.db")
+        checked, lost = check_transcripts(
+            records, cluster.url, work / "data" / "hermes.db", archive_dsn=cluster.archive_dsn
+        )
         log = cluster.backend.log()
         totals = locust_totals(prefix)
     finally:

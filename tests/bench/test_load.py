@@ -98,6 +98,36 @@ def test_an_answered_turn_missing_from_the_archived_transcript_is_counted_lost(
     assert len(lost) == 1 and "查订单" in lost[0]
 
 
+@pytest.mark.postgres
+def test_with_the_shared_stores_the_transcripts_are_read_from_the_postgres_archive(
+    tmp_path: Path, postgres_dsn: str
+) -> None:
+    import asyncio
+
+    from hermes_desk.sessions.postgres_archive import PostgresSessionArchive
+
+    async def archive() -> None:
+        store = PostgresSessionArchive(postgres_dsn)
+        turns = [Turn("user", "你好"), Turn("agent", "您好")]
+        session = Session(
+            id="ses_pg", tenant="default", user="u1", created_at=1.0, last_active=2.0, turns=turns
+        )
+        await store.archive(session, "closed", ended_at=2.0)
+        await store.aclose()
+
+    asyncio.run(archive())
+    records = [
+        {"kind": "turn", "session": "ses_pg", "user": "u1", "index": 0, "text": "你好"},
+        {"kind": "turn", "session": "ses_pg", "user": "u1", "index": 2, "text": "查订单"},
+    ]
+    # No SQLite archive at all: the rows are found in PostgreSQL, and the missing turn is lost.
+    checked, lost = check_transcripts(
+        records, "http://127.0.0.1:9", tmp_path / "none.db", archive_dsn=postgres_dsn
+    )
+    assert checked == 2
+    assert len(lost) == 1 and "查订单" in lost[0]
+
+
 def test_a_turn_kept_at_another_index_is_lost_too(tmp_path: Path) -> None:
     database = _archived(tmp_path, [Turn("user", "查订单"), Turn("agent", "好的")])
     records = [{"kind": "turn", "session": "ses_1", "user": "u1", "index": 1, "text": "查订单"}]

@@ -22,12 +22,12 @@ the growth of each per hour (a least-squares slope).
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import contextlib
 import csv
 import json
 import os
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -40,6 +40,7 @@ from typing import Any
 
 import httpx
 
+from hermes_desk.api.security import DEFAULT_TENANT
 from hermes_desk.bench.load_cluster import (
     Cluster,
     build_cluster,
@@ -49,6 +50,9 @@ from hermes_desk.bench.load_cluster import (
     redis_used_memory,
     rss_bytes,
 )
+from hermes_desk.sessions import SessionArchive, SqliteSessionArchive
+from hermes_desk.sessions.postgres_archive import PostgresSessionArchive
+from hermes_desk.storage import SqliteDatabase
 
 __all__ = [
     "LoadStep",
@@ -297,10 +301,15 @@ def _num(value: str | None) -> float | None:
 
 
 def check_transcripts(
-    records: Sequence[Mapping[str, Any]], url: str, database: Path
+    records: Sequence[Mapping[str, Any]],
+    url: str,
+    database: Path,
+    *,
+    archive_dsn: str | None = None,
 ) -> tuple[int, list[str]]:
     """Every answered turn of the ledger against the transcript kept for it: the open session
-    (through the API) or its archive row once closed. How many turns were checked, and each
+    (through the API) or its archive row once closed — in the workers' SQLite ``database``, or
+    in PostgreSQL at ``archive_dsn`` (the shared stores). How many turns were checked, and each
     one that is missing or not at its index."""
     acked: dict[str, list[tuple[int, str]]] = collections.defaultdict(list)
     owner: dict[str, str] = {}
@@ -308,13 +317,7 @@ def check_transcripts(
         if record["kind"] == "turn":
             acked[record["session"]].append((record["index"], record["text"]))
             owner[record["session"]] = record["user"]
-    archived: dict[str, list[dict[str, Any]]] = {}
-    if database.exists():
-        with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30) as conn:
-            for session_id, transcript in conn.execute(
-                "SELECT session_id, transcript FROM session_archive"
-            ):
-                archived[session_id] = json.loads(transcript)
+    archived = archived_transcripts(owner, database, archive_dsn)
     problems: list[str] = []
     with httpx.Client(timeout=30) as client:
         for session_id, turns_acked in acked.items():
@@ -332,6 +335,34 @@ def check_transcripts(
                 if at is None or at["role"] != "user" or at["text"] != text:
                     problems.append(f"{session_id}: answered turn {index} {text!r} not kept")
     return sum(len(t) for t in acked.values()), problems
+
+
+def archived_transcripts(
+    owners: Mapping[str, str], database: Path, archive_dsn: str | None = None
+) -> dict[str, list[dict[str, Any]]]:
+    """The archived transcript of each closed session of ``owners`` (id → customer), read
+    through the service's own archive: PostgreSQL at ``archive_dsn``, else the SQLite file."""
+
+    if not archive_dsn and not database.exists():
+        return {}
+
+    async def read() -> dict[str, list[dict[str, Any]]]:
+        archive: SessionArchive = (
+            PostgresSessionArchive(archive_dsn)
+            if archive_dsn
+            else SqliteSessionArchive(SqliteDatabase(database))
+        )
+        found: dict[str, list[dict[str, Any]]] = {}
+        try:
+            for session_id, user in owners.items():
+                record = await archive.get(DEFAULT_TENANT, user, session_id)
+                if record is not None:
+                    found[session_id] = record["transcript"]
+        finally:
+            await archive.aclose()
+        return found
+
+    return asyncio.run(read())
 
 
 def _summarize(records: Sequence[Mapping[str, Any]], window: tuple[float, float]) -> dict[str, Any]:
@@ -492,7 +523,9 @@ def _run_step(
     records = ledger_records(ledger)
     ramp = min(10.0, step.duration_s / 3)
     summary = _summarize(records, (started + ramp, started + step.duration_s))
-    checked, problems = check_transcripts(records, cluster.url, work / "data" / "hermes.db")
+    checked, problems = check_transcripts(
+        records, cluster.url, work / "data" / "hermes.db", archive_dsn=cluster.archive_dsn
+    )
     turns = summary["turns_answered"] + summary["turns_stored_answer_lost"]
     redis_memory = redis_used_memory(cluster.redis_url) if cluster.redis_url else None
     return {

@@ -425,6 +425,14 @@ class Cluster:
     redis_url: str | None = None
 
     @property
+    def archive_dsn(self) -> str | None:
+        """Where the workers archive closed sessions when not in their SQLite file."""
+        env = self.workers[0].env if self.workers else {}
+        if env.get("HERMES_SESSIONS__ARCHIVE") == "postgres":
+            return env.get("HERMES_SESSIONS__ARCHIVE_POSTGRES_DSN") or None
+        return None
+
+    @property
     def url(self) -> str:
         return self.balancer.url if self.balancer is not None else self.workers[0].url
 
@@ -490,8 +498,12 @@ def build_cluster(
             postgres.start()
             postgres_dsn = postgres.dsn
         shared = shared_store_env(redis_url, postgres_dsn or "")
-        if postgres_dsn is None:
-            shared = {k: v for k, v in shared.items() if not k.startswith("HERMES_MEMORY")}
+        if postgres_dsn is None:  # memory and the archive stay in SQLite
+            shared = {
+                k: v
+                for k, v in shared.items()
+                if not k.startswith(("HERMES_MEMORY", "HERMES_SESSIONS__ARCHIVE"))
+            }
         env.update(shared)
     elif workers > 1:
         raise ValueError("several workers need the shared stores (stores='shared')")
