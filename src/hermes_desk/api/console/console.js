@@ -19,6 +19,9 @@
     alerts: [], // this session's alerts, newest first
     toolCalls: [], // the tool-calls table: the turn's calls, then workflow steps run since
     pending: 0, // customer turns sent and not answered yet
+    // feedback answers can come back out of order (insert, then rate at once): only the
+    // agent's latest feedback action, on the suggestion on screen, speaks in the status line
+    feedbackSeq: 0,
   };
 
   // -- small helpers --------------------------------------------------------------------------
@@ -209,6 +212,7 @@
     const source = $("suggestion-source");
     const compliance = $("suggestion-compliance");
     state.rating = null;
+    state.feedbackSeq += 1; // an answer about the previous suggestion says nothing any more
     $("reason-form").hidden = true;
     $("feedback-status").textContent = "";
     $("suggestion-edited").hidden = true;
@@ -248,19 +252,21 @@
     return Boolean(state.suggestion) && suggestionText() !== state.suggestion.text.trim();
   }
 
-  async function feedback(event, extra = {}) {
+  async function feedback(event, extra = {}, said = "") {
     const current = state.suggestion;
     if (!current || !state.sessionId) return null;
     const text = suggestionText();
     const body = { user_id: state.user, agent_id: agentId(), event, ...extra };
     if (text && (event === "edited" || isEdited())) body.text = text;
+    const mine = ++state.feedbackSeq;
     try {
       const path = `/v1/sessions/${encodeURIComponent(state.sessionId)}/suggestions/${current.turnIndex}/feedback`;
       const answer = await api(path, { method: "POST", body: JSON.stringify(body) });
       if (body.text) current.editedSent = true;
+      if (said && mine === state.feedbackSeq) $("feedback-status").textContent = said;
       return answer;
     } catch (error) {
-      $("feedback-status").textContent = `未记录 not recorded: ${error.message}`;
+      if (mine === state.feedbackSeq) $("feedback-status").textContent = `未记录 not recorded: ${error.message}`;
       return null;
     }
   }
@@ -273,7 +279,7 @@
     const input = $("utterance");
     input.value = text;
     input.focus();
-    if (await feedback("inserted")) $("feedback-status").textContent = "已插入 inserted";
+    await feedback("inserted", {}, "已插入 inserted");
   }
 
   async function copySuggestion() {
@@ -286,7 +292,7 @@
       box.select();
       document.execCommand("copy"); // older browsers and pages without clipboard permission
     }
-    if (await feedback("copied")) $("feedback-status").textContent = "已复制 copied";
+    await feedback("copied", {}, "已复制 copied");
   }
 
   async function rate(useful) {
@@ -296,17 +302,14 @@
     $("rate-down").setAttribute("aria-pressed", String(!useful));
     const form = $("reason-form");
     form.hidden = useful;
-    if (await feedback("rated", { useful })) {
-      $("feedback-status").textContent = useful ? "已评价：有用 rated useful" : "已评价：没用 rated not useful";
-    }
+    await feedback("rated", { useful }, useful ? "已评价：有用 rated useful" : "已评价：没用 rated not useful");
     if (!useful) $("reason").focus();
   }
 
   async function sendReason() {
     const reason = $("reason").value.trim();
     if (state.rating !== false || !reason) return;
-    if (await feedback("rated", { useful: false, reason })) {
-      $("feedback-status").textContent = `已评价：没用 rated not useful · ${reason}`;
+    if (await feedback("rated", { useful: false, reason }, `已评价：没用 rated not useful · ${reason}`)) {
       $("reason-form").hidden = true;
       $("reason").value = "";
     }
