@@ -268,3 +268,52 @@ async def test_health_is_a_2xx(client: ToolClient, server: str) -> None:
     assert not await healthy(server + "/status/503")
     assert not await healthy(f"http://127.0.0.1:{free_port()}/health")
     assert await HttpBinding(target, client).health(timeout_s=2.0)  # no probe: healthy
+
+
+@pytest.fixture
+def one_answer_server() -> Iterator[tuple[str, list[bytes]]]:
+    """Answers the first request on a kept-alive connection, then reads the second and hangs
+    up; every request it read is recorded (a request sent again on a new connection too)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(2)
+    seen: list[bytes] = []
+
+    def serve() -> None:
+        try:
+            while True:
+                conn, _ = listener.accept()
+                with conn:
+                    seen.append(_read_request_line(conn))
+                    conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}")
+                    seen.append(_read_request_line(conn))
+        except OSError:
+            return
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}", seen
+    listener.close()
+    thread.join(timeout=10)
+
+
+def _read_request_line(conn: socket.socket) -> bytes:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data.split(b"\r\n", 1)[0]
+
+
+@pytest.mark.parametrize("method", ["PUT", "DELETE"])
+async def test_a_write_whose_connection_drops_is_sent_once(
+    client: ToolClient, one_answer_server: tuple[str, list[bytes]], method: str
+) -> None:
+    url, seen = one_answer_server
+    binding = _binding(client, url + "/orders/1", method=method)
+    assert await _call(binding) == {}
+    with pytest.raises(BackendUnavailableError):
+        await _call(binding)  # the backend may have acted: never sent again here
+    await asyncio.sleep(0.2)
+    assert [line.split(b" ")[0] for line in seen if line] == [method.encode()] * 2

@@ -91,6 +91,10 @@ class BackendHttp:
             max_line_size=16_384,
             max_field_size=16_384,
         )
+        # aiohttp sends a PUT or DELETE again when a kept-alive connection drops before the
+        # answer, though the backend may have acted on it: a write would run twice. One attempt
+        # here, as with httpx; the executor decides what is retried. (No public switch.)
+        self._session._retry_connection = False
         return self._session
 
     def _timeout(self, timeout_s: float) -> aiohttp.ClientTimeout:
