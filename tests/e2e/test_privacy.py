@@ -66,7 +66,14 @@ def _raw_values(code: str) -> dict[str, re.Pattern[str]]:
 
 
 def _leaks(where: str, text: str, patterns: dict[str, re.Pattern[str]]) -> list[str]:
-    return [f"{name} in {where}" for name, p in patterns.items() if p.search(text)]
+    """Each value found in ``text``, named with where and the text around it (so a failure
+    shows what held it)."""
+    found = []
+    for name, pattern in patterns.items():
+        if match := pattern.search(text):
+            around = text[max(0, match.start() - 80) : match.end() + 80]
+            found.append(f"{name} in {where}: …{around}…")
+    return found
 
 
 def _workflow_state(where: str) -> bool:

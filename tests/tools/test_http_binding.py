@@ -297,13 +297,30 @@ def one_answer_server() -> Iterator[tuple[str, list[bytes]]]:
 
 
 def _read_request_line(conn: socket.socket) -> bytes:
+    """Reads one whole request (head and its content-length body, which a client may send in
+    a later packet) and returns its request line."""
     data = b""
     while b"\r\n\r\n" not in data:
         chunk = conn.recv(65536)
         if not chunk:
-            break
+            return data.split(b"\r\n", 1)[0]
         data += chunk
-    return data.split(b"\r\n", 1)[0]
+    head, body = data.split(b"\r\n\r\n", 1)
+    lines = head.split(b"\r\n")
+    length = next(
+        (
+            int(line.split(b":", 1)[1])
+            for line in lines
+            if line.lower().startswith(b"content-length:")
+        ),
+        0,
+    )
+    while len(body) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return lines[0]
 
 
 @pytest.mark.parametrize("method", ["PUT", "DELETE"])
