@@ -69,6 +69,13 @@ def test_negative_turns_and_apologies() -> None:
     assert not ACTS.opens_with_apology("Sorry, I could not find order 1. Could you check?")
 
 
+def test_a_latin_phrase_is_found_as_whole_words_only() -> None:
+    acts = ActPhrases(phrases=(), negative=("upset", "c++ bug", "差"))
+    assert acts.is_negative("I am UPSET.") and acts.is_negative("a c++ bug again")
+    assert not acts.is_negative("the upsetting news") and not acts.is_negative("unupset")
+    assert acts.is_negative("服务很差") and not acts.is_negative("all fine")
+
+
 def test_unknown_acts_and_unquoted_yes_are_refused() -> None:
     with pytest.raises(PackError, match="unknown dialogue act"):
         ActPhrases.from_dict({"acts": {"insult": {"en": ["idiot"]}}})

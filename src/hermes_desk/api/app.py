@@ -11,7 +11,7 @@ from fastapi import Depends, FastAPI
 from hermes_desk import __version__
 from hermes_desk.api import ws
 from hermes_desk.api.access_log import AccessLog
-from hermes_desk.api.deps import get_tenant
+from hermes_desk.api.deps import get_tenant, key_security
 from hermes_desk.api.errors import error_responses, install_error_handlers
 from hermes_desk.api.middleware import RequestGuard, RequestTimeLimit
 from hermes_desk.api.routes import (
@@ -130,9 +130,14 @@ def _contract(app: FastAPI, settings: Settings) -> None:
         # The dispositions an agent may confirm are the pack's.
         chosen = schemas["SummaryConfirm"]["properties"]["disposition"]
         chosen["enum"] = load_dispositions(settings.service.pack).ids
+        schemes, needs = key_security(app.routes)
+        document["components"]["securitySchemes"] = schemes
+        for path, item in document.get("paths", {}).items():
+            for method, operation in item.items():
+                if accepted := needs.get(f"{method} {path}"):
+                    # An open service (no service.api_keys) also takes requests without one.
+                    operation["security"] = accepted + ([] if settings.service.api_keys else [{}])
         for operation in _operations(document):
-            if "security" in operation and not settings.service.api_keys:
-                operation["security"].append({})
             for status, response in operation["responses"].items():
                 if status[0] in "45":
                     # Errors are JSON whatever the route's own media type (/metrics).

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, cast
+from collections.abc import Callable, Iterable
+from typing import Annotated, Any, cast
 
-from fastapi import Depends, Path, Query, Request, Security
-from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from fastapi import Depends, Path, Query, Request
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute, iter_route_contexts
+from fastapi.security import APIKeyHeader, HTTPBearer
+from starlette.routing import BaseRoute
 
 from hermes_desk.api.schemas import USER_ID_PATTERN
 from hermes_desk.api.security import tenant_for
@@ -20,11 +24,13 @@ __all__ = [
     "UserQuery",
     "get_runtime",
     "get_tenant",
+    "key_security",
     "session_user",
 ]
 
-# How the service reads a key (``security.resolve_tenant``): either header will do. Declared
-# here so that /openapi.json names both schemes; checking stays in ``tenant_for``.
+# How the service reads a key (``security.resolve_tenant``): either header will do. Stated in
+# /openapi.json for every route that depends on :func:`get_tenant` (:func:`key_security`);
+# checking stays in ``tenant_for``.
 _API_KEY = APIKeyHeader(
     name="X-API-Key",
     scheme_name="ApiKey",
@@ -44,15 +50,36 @@ async def get_runtime(request: Request) -> Runtime:
     return cast(Runtime, request.app.state.runtime)
 
 
-async def get_tenant(
-    request: Request,
-    _key: Annotated[str | None, Security(_API_KEY)] = None,
-    _bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_BEARER)] = None,
-) -> str:
+async def get_tenant(request: Request) -> str:
+    # One dependency, not one per scheme: FastAPI solves each sub-dependency on every request
+    # (measured: CPU per turn, docs/benchmarks.md "Load"); the schemes are documented below.
     runtime = cast(Runtime, request.app.state.runtime)
     tenant = tenant_for(request, runtime.settings.service.api_keys)
     request.state.tenant = tenant
     return tenant
+
+
+def key_security(
+    routes: Iterable[BaseRoute],
+) -> tuple[dict[str, Any], dict[str, list[dict[str, list[str]]]]]:
+    """What /openapi.json says about keys: the schemes, and each route (``"METHOD path"``) that
+    needs a key — those depending on :func:`get_tenant` — with the schemes it accepts."""
+    schemes = {
+        scheme.scheme_name: scheme.model.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for scheme in (_API_KEY, _BEARER)
+    }
+    accepted: list[dict[str, list[str]]] = [{name: []} for name in schemes]
+    needs = {
+        f"{method.lower()} {route.path_format}": list(accepted)
+        for route in iter_route_contexts(list(routes))  # through included routers
+        if isinstance(route.original_route, APIRoute) and _depends_on(route.dependant, get_tenant)
+        for method in route.methods or ()
+    }
+    return schemes, needs
+
+
+def _depends_on(dependant: Dependant, call: Callable[..., Any]) -> bool:
+    return any(d.call is call or _depends_on(d, call) for d in dependant.dependencies)
 
 
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
