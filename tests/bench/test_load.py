@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -241,3 +242,71 @@ def test_a_ledger_read_while_it_is_written_leaves_the_unfinished_line(tmp_path: 
     assert ledger_records(ledger, partial=True) == [{"kind": "turn", "at": 1, "ms": 2}]
     with pytest.raises(ValueError):
         ledger_records(ledger)
+
+
+_BROWSER_CLIENT = """
+import sys
+
+import gevent
+from websocket import WebSocketException, create_connection
+
+from hermes_desk.bench.locustfile import BrowserSocket  # Locust's gevent patches the sockets
+
+url = sys.argv[1]
+plain = create_connection(url, timeout=10)
+browser = BrowserSocket(create_connection(url, timeout=10))
+gevent.sleep(2.0)  # nobody reads: the server's pings wait on the plain socket
+try:
+    plain.send('{"type": "hello"}')
+    answer = plain.recv()  # "" once the server has closed it
+except (OSError, WebSocketException):
+    answer = ""
+print("plain", answer or "closed")
+browser.send({"type": "hello"})
+print("browser", browser.recv(5.0)["type"])
+browser.close()
+"""
+
+
+def test_a_simulated_agent_answers_the_server_s_pings_while_it_waits(tmp_path: Path) -> None:
+    """The server closes a socket whose pong is late (uvicorn: 20 s); the simulated agent's
+    socket answers at once, as a browser's does, however long the agent waits."""
+    import asyncio
+    import threading
+
+    from websockets.asyncio.server import ServerConnection, serve
+
+    async def echo(connection: ServerConnection) -> None:
+        async for message in connection:
+            await connection.send(message)
+
+    ready = threading.Event()
+    stop: asyncio.Future[None] | None = None
+    port = 0
+
+    async def main() -> None:
+        nonlocal stop, port
+        stop = asyncio.get_running_loop().create_future()
+        async with serve(echo, "127.0.0.1", 0, ping_interval=0.2, ping_timeout=0.5) as server:
+            port = next(iter(server.sockets)).getsockname()[1]
+            ready.set()
+            await stop
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_until_complete, args=(main(),), daemon=True)
+    thread.start()
+    assert ready.wait(10)
+    try:
+        script = tmp_path / "client.py"
+        script.write_text(_BROWSER_CLIENT)
+        done = subprocess.run(
+            [sys.executable, str(script), f"ws://127.0.0.1:{port}/"],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    finally:
+        loop.call_soon_threadsafe(lambda: stop is not None and stop.set_result(None))
+        thread.join(10)
+        loop.close()
+    lines = done.stdout.splitlines()
+    assert lines[0] == "plain closed", done.stdout + done.stderr
+    assert lines[1] == "browser hello", done.stdout + done.stderr

@@ -26,6 +26,7 @@ Variables (all optional except the customers file when run by hand):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -36,6 +37,7 @@ from typing import Any
 
 import gevent
 import gevent.lock
+import gevent.queue
 from locust import FastHttpUser, between, events, task
 from locust.env import Environment
 from locust.exception import StopUser
@@ -48,7 +50,7 @@ from hermes_desk.masking import Masker
 #: default): turns are compared as stored
 as_stored = Masker().text
 
-__all__ = ["Agent", "Conversation", "Ledger"]
+__all__ = ["Agent", "BrowserSocket", "Conversation", "Ledger"]
 
 #: a turn that fails (5xx, connection refused) is retried this often before it counts as lost
 RETRIES = 30
@@ -118,6 +120,44 @@ class TurnFailed(Exception):
     """A turn the service did not store, after every retry."""
 
 
+class BrowserSocket:
+    """A session WebSocket read as the console's browser reads one: a greenlet takes every
+    frame as it arrives, so the server's pings are answered at once even while the agent waits
+    (for a lock on the customer's phone, an SMS code, a think time) — websocket-client answers
+    a ping only inside ``recv``, and uvicorn closes a socket whose pong is 20 s late."""
+
+    def __init__(self, ws: WebSocket) -> None:
+        self.ws = ws
+        self.frames: gevent.queue.Queue[dict[str, Any] | Exception] = gevent.queue.Queue()
+        self.reader = gevent.spawn(self._read)
+
+    def _read(self) -> None:
+        try:
+            while True:
+                self.frames.put(json.loads(self.ws.recv()))
+        except (OSError, ValueError, WebSocketException) as exc:  # closed, or not a frame
+            self.frames.put(exc)
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.ws.send(json.dumps(message, ensure_ascii=False))
+
+    def recv(self, timeout_s: float = 60.0) -> dict[str, Any]:
+        """The next frame; what ended the socket is raised (again, for every later call)."""
+        try:
+            frame: dict[str, Any] | Exception = self.frames.get(timeout=timeout_s)
+        except gevent.queue.Empty:
+            raise TimeoutError(f"no frame within {timeout_s} s") from None
+        if isinstance(frame, Exception):
+            self.frames.put(frame)
+            raise frame
+        return frame
+
+    def close(self) -> None:
+        self.reader.kill()  # waits for it: two greenlets may not read one socket
+        with contextlib.suppress(OSError, WebSocketException):  # broken: no goodbye to say
+            self.ws.close(timeout=1)
+
+
 class Conversation:
     """One customer's conversation as an agent handles it."""
 
@@ -133,7 +173,7 @@ class Conversation:
         self.sent: list[str] = []
         self.acked: list[tuple[int, str]] = []
         self.upstreams: set[str] = set()
-        self.ws: WebSocket | None = None
+        self.ws: BrowserSocket | None = None
         self.seq = 0
         self.final_ms = 0.0
         self.opened_at = 0.0
@@ -363,12 +403,12 @@ class Conversation:
             return
         self._upstream(dict(ws.getheaders() or {}))
         self._fire("WS", "connect", started, None)
-        self.ws = ws
+        self.ws = BrowserSocket(ws)
         self.seq = 0
 
     def _send(self, message: dict[str, Any]) -> int:
         assert self.ws is not None
-        self.ws.send(json.dumps(message, ensure_ascii=False))
+        self.ws.send(message)
         self.seq += 1
         return self.seq
 
@@ -387,7 +427,7 @@ class Conversation:
             started = time.perf_counter()
             seq = self._send({"type": "segment", "text": text, "final": True})
             while True:
-                frame = json.loads(self.ws.recv())
+                frame = self.ws.recv()
                 if frame.get("seq") != seq:
                     continue
                 if frame["type"] == "assist":
@@ -400,6 +440,7 @@ class Conversation:
         except (OSError, ValueError, WebSocketException) as exc:
             self._fire("WS", name, time.perf_counter(), exc)
             self._failed(name, 0, repr(exc))
+            self.ws.close()
             self.ws = None
             return None
 
@@ -408,7 +449,7 @@ class Conversation:
         started = time.perf_counter()
         seq = self._send({"type": "approve", "proposal_id": proposal_id, "agent_id": "load-agent"})
         while True:
-            frame = json.loads(self.ws.recv())
+            frame = self.ws.recv()
             if frame.get("seq") != seq:
                 continue
             if frame["type"] == "proposal":
