@@ -7,6 +7,7 @@ an event is built, so no sink can ever see them raw.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -51,11 +52,17 @@ def mask_fields(data: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in data.items():
         if isinstance(value, Mapping):
             out[key] = mask_fields(value)
-        elif _SENSITIVE.search(key):
+        elif _sensitive_key(key):
             out[key] = mask_value(value)
         else:
             out[key] = value
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _sensitive_key(key: str) -> bool:
+    # The same few keys every turn (a workflow's inputs and step outputs): decided once.
+    return _SENSITIVE.search(key) is not None
 
 
 @dataclass(frozen=True, slots=True)
