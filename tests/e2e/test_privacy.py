@@ -76,6 +76,16 @@ def _leaks(where: str, text: str, patterns: dict[str, re.Pattern[str]]) -> list[
     return found
 
 
+# Fields no text reaches: an event's time and the digests (hashes) of arguments, outputs and
+# values. A six-digit SMS code can still appear in their digits by chance (one in a million
+# per field, about ten such runs of six digits per conversation), so they are left out.
+_CHANCE_DIGITS = re.compile(r'"(?:at|[a-z_]*_digest)": ?(?:[0-9.e+-]+|"[0-9a-f]+")')
+
+
+def _without_chance_digits(text: str) -> str:
+    return _CHANCE_DIGITS.sub('"…": null', text)
+
+
 def _workflow_state(where: str) -> bool:
     """Whether ``where`` is a workflow snapshot: SQLite ``workflows`` table or Redis
     ``hermes:wf:<id>`` key (the snapshot stores)."""
@@ -284,8 +294,9 @@ def test_no_store_log_or_event_keeps_a_personal_number_in_clear(
     printed = [r for r in caplog.records if _printed_by_serve(r)]
     assert any(r.name == "hermes_desk.events" for r in printed)
     for record in printed:
-        leaks += _leaks(f"log {record.name}", record.getMessage(), raw)
-    leaks += _leaks("events", json.dumps(events, ensure_ascii=False, default=str), raw)
+        leaks += _leaks(f"log {record.name}", _without_chance_digits(record.getMessage()), raw)
+    shown = _without_chance_digits(json.dumps(events, ensure_ascii=False, default=str))
+    leaks += _leaks("events", shown, raw)
     for index, answer in enumerate(answers):
         leaks += _leaks(f"answer {index}", json.dumps(answer, ensure_ascii=False), raw)
     # Nor in the files' bytes (free pages, a write-ahead log) once the service has stopped.
