@@ -255,7 +255,7 @@ from hermes_desk.bench.locustfile import BrowserSocket  # Locust's gevent patche
 url = sys.argv[1]
 plain = create_connection(url, timeout=10)
 browser = BrowserSocket(create_connection(url, timeout=10))
-gevent.sleep(2.0)  # nobody reads: the server's pings wait on the plain socket
+gevent.sleep(5.0)  # nobody reads: the server's pings wait on the plain socket
 try:
     plain.send('{"type": "hello"}')
     answer = plain.recv()  # "" once the server has closed it
@@ -287,7 +287,7 @@ def test_a_simulated_agent_answers_the_server_s_pings_while_it_waits(tmp_path: P
     async def main() -> None:
         nonlocal stop, port
         stop = asyncio.get_running_loop().create_future()
-        async with serve(echo, "127.0.0.1", 0, ping_interval=0.2, ping_timeout=0.5) as server:
+        async with serve(echo, "127.0.0.1", 0, ping_interval=0.5, ping_timeout=2.0) as server:
             port = next(iter(server.sockets)).getsockname()[1]
             ready.set()
             await stop

@@ -76,10 +76,11 @@ def _leaks(where: str, text: str, patterns: dict[str, re.Pattern[str]]) -> list[
     return found
 
 
-# Fields no text reaches: an event's time and the digests (hashes) of arguments, outputs and
-# values. A six-digit SMS code can still appear in their digits by chance (one in a million
+# Fields no text reaches: an event's time (a float) and the digests (``ids.digest``: 16 hex
+# characters, some a letter, so no card or phone number passes for one) of arguments, outputs
+# and values. A six-digit SMS code can still appear in their digits by chance (one in a million
 # per field, about ten such runs of six digits per conversation), so they are left out.
-_CHANCE_DIGITS = re.compile(r'"(?:at|[a-z_]*_digest)": ?(?:[0-9.e+-]+|"[0-9a-f]+")')
+_CHANCE_DIGITS = re.compile(r'"(?:at": ?\d+\.\d+|[a-z_]*_digest": ?"(?=[0-9]*[a-f])[0-9a-f]{16}")')
 
 
 def _without_chance_digits(text: str) -> str:
