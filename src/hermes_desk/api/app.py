@@ -13,6 +13,7 @@ from hermes_desk.api import ws
 from hermes_desk.api.access_log import AccessLog
 from hermes_desk.api.deps import get_tenant, key_security
 from hermes_desk.api.errors import error_responses, install_error_handlers
+from hermes_desk.api.gc_tuning import settle_after_start
 from hermes_desk.api.middleware import RequestGuard, RequestTimeLimit
 from hermes_desk.api.routes import (
     actions,
@@ -38,8 +39,15 @@ from hermes_desk.runtime import Runtime, build_runtime
 __all__ = ["create_app"]
 
 
-def create_app(settings: Settings | None = None, *, runtime: Runtime | None = None) -> FastAPI:
-    """Build the service. With ``runtime`` given, the caller owns its start and stop."""
+def create_app(
+    settings: Settings | None = None,
+    *,
+    runtime: Runtime | None = None,
+    settle_gc: bool = False,
+) -> FastAPI:
+    """Build the service. With ``runtime`` given, the caller owns its start and stop.
+    ``settle_gc``: once started, set the garbage collector for a long-running worker
+    (:func:`hermes_desk.api.gc_tuning.settle_after_start`; ``serve`` does)."""
     settings = settings or (runtime.settings if runtime else Settings.load())
 
     @asynccontextmanager
@@ -58,6 +66,8 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         app.state.tickets = TicketBook(service.api_keys, uses=uses)
         if owned:
             await active.start()
+        if settle_gc:
+            settle_after_start()
         try:
             yield
         finally:

@@ -77,7 +77,7 @@ def serve(
         # Event streams (the supervisor feed) stay open: on shutdown, requests get as long as
         # their time limit to finish, then the rest are closed.
         uvicorn.run(
-            create_app(settings),
+            create_app(settings, settle_gc=True),
             host=bind_host,
             port=bind_port,
             log_level="info",
