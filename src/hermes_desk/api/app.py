@@ -13,7 +13,6 @@ from hermes_desk.api import ws
 from hermes_desk.api.access_log import AccessLog
 from hermes_desk.api.deps import get_tenant, key_security
 from hermes_desk.api.errors import error_responses, install_error_handlers
-from hermes_desk.api.gc_tuning import settle_after_start
 from hermes_desk.api.middleware import RequestGuard, RequestTimeLimit
 from hermes_desk.api.routes import (
     actions,
@@ -32,6 +31,7 @@ from hermes_desk.api.routes import (
 )
 from hermes_desk.api.ticket_store import MemoryTicketUseStore, build_ticket_use_store
 from hermes_desk.api.tickets import TicketBook
+from hermes_desk.api.worker_tuning import settle_after_start
 from hermes_desk.config import Settings
 from hermes_desk.packs import load_dispositions
 from hermes_desk.runtime import Runtime, build_runtime
@@ -47,7 +47,7 @@ def create_app(
 ) -> FastAPI:
     """Build the service. With ``runtime`` given, the caller owns its start and stop.
     ``settle_gc``: once started, set the garbage collector for a long-running worker
-    (:func:`hermes_desk.api.gc_tuning.settle_after_start`; ``serve`` does)."""
+    (:func:`hermes_desk.api.worker_tuning.settle_after_start`; ``serve`` does)."""
     settings = settings or (runtime.settings if runtime else Settings.load())
 
     @asynccontextmanager

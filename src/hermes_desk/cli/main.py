@@ -59,6 +59,7 @@ def serve(
 
     from hermes_desk.api.access_log import log_config
     from hermes_desk.api.app import create_app
+    from hermes_desk.api.worker_tuning import lean_log_records
     from hermes_desk.cli._backend import (
         BackendPortError,
         StopRequested,
@@ -74,6 +75,7 @@ def serve(
 
     def run() -> None:
         typer.echo(f"Hermes Desk on http://{bind_host}:{bind_port} (docs at /docs)")
+        lean_log_records()
         # Event streams (the supervisor feed) stay open: on shutdown, requests get as long as
         # their time limit to finish, then the rest are closed.
         uvicorn.run(
