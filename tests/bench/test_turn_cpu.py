@@ -3,6 +3,11 @@ Nothing here looks at a time or a CPU figure's size."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import threading
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -11,7 +16,12 @@ from typer.testing import CliRunner
 
 from hermes_desk.bench.conversations import CODE, MIX
 from hermes_desk.bench.load_cluster import make_customers
-from hermes_desk.bench.turn_cpu import plan_conversations, run_turn_cpu
+from hermes_desk.bench.turn_cpu import (
+    pin_apart,
+    plan_conversations,
+    run_turn_cpu,
+    series_figures,
+)
 from hermes_desk.cli.bench import app
 
 
@@ -48,7 +58,11 @@ def test_every_measured_turn_is_answered_and_counted(tmp_path: Path, pack_model_
 
 @pytest.mark.parametrize(
     ("args", "named"),
-    [(["--stores", "sqlite"], "--stores"), (["--conversations", "0"], "one conversation")],
+    [
+        (["--stores", "sqlite"], "--stores"),
+        (["--conversations", "0"], "one conversation"),
+        (["--runs", "0"], "--runs"),
+    ],
 )
 def test_the_command_refuses_what_it_cannot_run_before_starting_anything(
     args: list[str], named: str
@@ -56,3 +70,55 @@ def test_the_command_refuses_what_it_cannot_run_before_starting_anything(
     result = CliRunner().invoke(app, ["turn-cpu", *args])
     assert result.exit_code == 2
     assert named in result.output
+
+
+def test_a_series_keeps_every_run_and_names_its_median_and_least() -> None:
+    runs = [
+        {"cpu_ms_per_turn": 3.4, "turn_errors": 0},
+        {"cpu_ms_per_turn": 2.9, "turn_errors": 1},
+        {"cpu_ms_per_turn": 4.1, "turn_errors": 0},
+    ]
+    series = series_figures(runs)
+    assert series["runs"] == runs
+    assert series["cpu_ms_per_turn_each"] == [3.4, 2.9, 4.1]
+    assert series["cpu_ms_per_turn_median"] == 3.4
+    assert series["cpu_ms_per_turn_min"] == 2.9
+    assert series["turn_errors"] == 1, "an error in any run is the series' error"
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="pinning apart needs two cores")
+def test_pinning_puts_the_worker_alone_on_a_core_and_the_rest_elsewhere() -> None:
+    # Two real processes with a second thread each, as the worker and the backend have.
+    idle = (
+        "import threading, time; "
+        "threading.Thread(target=time.sleep, args=(60,)).start(); time.sleep(60)"
+    )
+    worker = subprocess.Popen([sys.executable, "-c", idle])
+    backend = subprocess.Popen([sys.executable, "-c", idle])
+    try:
+        for proc in (worker, backend):
+            while len(os.listdir(f"/proc/{proc.pid}/task")) < 2:
+                time.sleep(0.05)
+        cores = sorted(os.sched_getaffinity(0))
+        mine: list[set[int]] = []
+
+        def pin() -> None:  # in a thread of its own: the test's own thread keeps its cores
+            assert pin_apart(worker.pid, backend.pid)
+            mine.append(os.sched_getaffinity(0))
+
+        thread = threading.Thread(target=pin)
+        thread.start()
+        thread.join()
+
+        def threads_of(pid: int) -> list[set[int]]:
+            return [os.sched_getaffinity(int(t)) for t in os.listdir(f"/proc/{pid}/task")]
+
+        assert all(c == {cores[-1]} for c in threads_of(worker.pid))
+        assert all(c == set(cores[:-1]) for c in threads_of(backend.pid))
+        assert mine == [set(cores[:-1])]
+        assert os.sched_getaffinity(0) == set(cores)
+    finally:
+        worker.kill()
+        backend.kill()
+        worker.wait()
+        backend.wait()

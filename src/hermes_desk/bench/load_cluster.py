@@ -148,6 +148,11 @@ class Backend:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
     def start(self, latency_ms: Mapping[str, int] = BACKEND_LATENCY_MS) -> None:
         data_file = self.workdir / "backend-data.json"
         data_file.write_text(json.dumps(self.data, ensure_ascii=False), encoding="utf-8")

@@ -16,6 +16,7 @@ the load itself (think times, capacity, faults) is Locust's, in :mod:`hermes_des
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -38,7 +39,14 @@ from hermes_desk.bench.conversations import CODE, pick_kind, script
 from hermes_desk.bench.load import percentile, profile_top
 from hermes_desk.bench.load_cluster import build_cluster, cpu_seconds, rss_bytes
 
-__all__ = ["Planned", "plan_conversations", "run_turn_cpu", "summary_line"]
+__all__ = [
+    "Planned",
+    "pin_apart",
+    "plan_conversations",
+    "run_turn_cpu",
+    "series_figures",
+    "summary_line",
+]
 
 
 @dataclass(frozen=True)
@@ -76,19 +84,25 @@ def run_turn_cpu(
     warmup: int = 20,
     seed: int = 1,
     profile: bool = False,
+    pin: bool = False,
     progress: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Start a worker, hold ``conversations`` conversations' turns from ``clients`` clients,
-    and return the worker's CPU per turn with the counts and latencies behind it."""
+    and return the worker's CPU per turn with the counts and latencies behind it. ``pin``: the
+    worker alone on one core, the backend and the clients on the others (:func:`pin_apart`)."""
     work = workdir or Path(tempfile.mkdtemp(prefix="hermes-turn-cpu-"))
     cluster = build_cluster(
         work, workers=1, stores=stores, customers=conversations + warmup, model_dir=model_dir,
         redis_url=redis_url, postgres_dsn=postgres_dsn, balancer=False,
     )  # fmt: skip
     plan = plan_conversations(cluster.customers, conversations + warmup, seed)
+    own_cores = os.sched_getaffinity(0)
     try:
         progress(f"starting a worker (stores {stores}) in {work}")
         cluster.start()
+        pinned = pin and pin_apart(cluster.workers[0].pid, cluster.backend.pid)
+        if pin and not pinned:
+            progress("one core only: nothing pinned")
         with httpx.Client(base_url=cluster.url, timeout=60) as client:
             progress(f"opening {len(plan)} sessions")
             sessions = [_open(client, p.user) for p in plan]
@@ -109,8 +123,29 @@ def run_turn_cpu(
             for planned, session_id in zip(plan, sessions, strict=True):
                 client.delete(f"/v1/sessions/{session_id}", params={"user_id": planned.user})
     finally:
+        os.sched_setaffinity(0, own_cores)
         cluster.stop()
-    return _figures(results, cpu, wall, rss_before, rss_after, stores, clients, profiled, work)
+    figures = _figures(results, cpu, wall, rss_before, rss_after, stores, clients, profiled, work)
+    figures["pinned"] = pinned
+    return figures
+
+
+def pin_apart(worker_pid: int, backend_pid: int) -> bool:
+    """The worker's threads on the last core this process may use; the backend's threads and
+    this process (the clients' threads, started later, inherit it) on the others. On a shared
+    two-core machine the clients and the backend otherwise run on the worker's core between its
+    turns and leave their data in its caches, which the worker's CPU figure then pays for; a
+    worker in production has its core to itself. False (nothing changed) with one core."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return False
+    alone, others = {cpus[-1]}, set(cpus[:-1])
+    for pid, cores in ((worker_pid, alone), (backend_pid, others)):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
+                os.sched_setaffinity(int(task.name), cores)
+    os.sched_setaffinity(0, others)
+    return True
 
 
 def _open(client: httpx.Client, user: str) -> str:
@@ -201,6 +236,20 @@ def _figures(
         "loadavg_1m": round(os.getloadavg()[0], 2),
         "profile": profiled,
         "workdir": str(work),
+    }
+
+
+def series_figures(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several runs' figures and their CPU per turn side by side: on a shared machine the same
+    tree's figure drifts from run to run (a neighbour's load on the host's caches and cores), so
+    the spread is part of the result; the least is the closest to the turn's own cost."""
+    each = [r["cpu_ms_per_turn"] for r in runs if r["cpu_ms_per_turn"] is not None]
+    return {
+        "runs": runs,
+        "turn_errors": sum(r["turn_errors"] for r in runs),
+        "cpu_ms_per_turn_each": each,
+        "cpu_ms_per_turn_median": round(statistics.median(each), 3) if each else None,
+        "cpu_ms_per_turn_min": min(each) if each else None,
     }
 
 

@@ -299,28 +299,45 @@ def turn_cpu(
     profile: Annotated[
         bool, typer.Option("--profile", help="py-spy the worker while the turns run")
     ] = False,
+    runs: Annotated[int, typer.Option(help="measure this many times, each on a fresh worker")] = 1,
+    pin: Annotated[
+        bool,
+        typer.Option(
+            "--pin", help="the worker alone on one core, the backend and the clients on the rest"
+        ),
+    ] = False,
     out: OutOption = None,
 ) -> None:
     """CPU per customer turn on one worker: the sessions opened first, then only turns (the
-    article's mix, no think time) from concurrent clients; the worker's CPU over the turns."""
-    from hermes_desk.bench.turn_cpu import run_turn_cpu, summary_line
+    article's mix, no think time) from concurrent clients; the worker's CPU over the turns.
+    With --runs N, every run's figure, their median and the least."""
+    from hermes_desk.bench.turn_cpu import run_turn_cpu, series_figures, summary_line
 
     _check_stores(stores)
     if conversations < 1 or clients < 1:
         raise typer.BadParameter("give at least one conversation and one client")
+    if runs < 1:
+        raise typer.BadParameter("give at least one run", param_hint="--runs")
     machine = _machine()
-    figures = run_turn_cpu(
-        conversations=conversations,
-        clients=clients,
-        stores=stores,
-        redis_url=redis_url,
-        postgres_dsn=postgres_dsn,
-        model_dir=_model_dir(model_dir),
-        workdir=workdir,
-        profile=profile,
-        progress=lambda line: typer.echo(line, err=True),
-    )
-    typer.echo(summary_line(figures), err=True)
+    each = []
+    for run in range(1, runs + 1):
+        if runs > 1:
+            typer.echo(f"run {run} of {runs}", err=True)
+        figures = run_turn_cpu(
+            conversations=conversations,
+            clients=clients,
+            stores=stores,
+            redis_url=redis_url,
+            postgres_dsn=postgres_dsn,
+            model_dir=_model_dir(model_dir),
+            workdir=workdir / f"run-{run}" if workdir is not None and runs > 1 else workdir,
+            profile=profile,
+            pin=pin,
+            progress=lambda line: typer.echo(line, err=True),
+        )
+        typer.echo(summary_line(figures), err=True)
+        each.append(figures)
+    figures = each[0] if runs == 1 else series_figures(each)
     _emit("turn-cpu", figures, out, machine)
     if figures["turn_errors"]:
         raise typer.Exit(1)
