@@ -14,9 +14,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from functools import lru_cache, partial
-from itertools import chain, pairwise, repeat
+from itertools import pairwise
+from math import log, sqrt
 from operator import add
 from typing import Any, cast
 
@@ -202,6 +203,7 @@ class FastFeatures:
             idfs.append(np.asarray(vec.idf_, dtype=np.float32))
             offset += len(vec.idf_)
         self._idf = np.concatenate(idfs) if idfs else np.zeros(0, dtype=np.float32)
+        self._idf_values: list[float] = self._idf.tolist()
         self.size = offset
 
     def __call__(self, text: str) -> tuple[Any, Any]:
@@ -249,32 +251,24 @@ class FastFeatures:
     def _vector(self, grams_by_part: list[list[str]]) -> tuple[Any, Any]:
         import numpy as np
 
+        # Plain Python over the few dozen grams, then one array each, instead of a dozen numpy
+        # calls on arrays of a few dozen values: in a running worker, where the features are a
+        # sliver of each request and little of it is still in the CPU's caches, a call took
+        # about 95 µs against 115 µs before (`bench turn-cpu --pin`, per call), and 18 against
+        # 22 µs in a loop of its own.
         # Each part's grams counted in the order they first occur (Counter keeps it, as the
-        # models' sums expect), looked up in C (map, fromiter); -1 marks an unknown gram.
-        found: list[Iterator[int]] = []
-        counts: list[Iterable[int]] = []
-        sizes: list[int] = []
+        # models' sums expect), sublinear tf times idf, each part L2-normalised on its own.
+        idf = self._idf_values
+        indices: list[int] = []
+        values: list[float] = []
         for (_, _, columns), part_grams in zip(self._parts, grams_by_part, strict=True):
-            grams = Counter(part_grams)
-            found.append(map(columns.get, grams, repeat(-1)))
-            counts.append(grams.values())
-            sizes.append(len(grams))
-        total = sum(sizes)
-        cols = np.fromiter(chain.from_iterable(found), dtype=np.int64, count=total)
-        tf = np.fromiter(chain.from_iterable(counts), dtype=np.float32, count=total)
-        known = cols >= 0
-        indices = cols[known]
-        if not len(indices):
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        values = (1.0 + np.log(tf[known])) * self._idf[indices]
-        start = end = at = 0
-        for size in sizes:
-            end += int(np.count_nonzero(known[at : at + size]))
-            at += size
-            if end > start:
-                # Each part is L2-normalised on its own, with the float32 sum and float64
-                # divisor this class always used.
-                part = values[start:end]
-                part /= np.sqrt(float((part * part).sum())) or 1.0
-            start = end
-        return indices, values
+            start = len(values)
+            for gram, count in Counter(part_grams).items():
+                column = columns.get(gram)
+                if column is not None:
+                    indices.append(column)
+                    values.append((1.0 + log(count)) * idf[column])
+            if len(values) > start:
+                norm = sqrt(sum(v * v for v in values[start:])) or 1.0
+                values[start:] = [v / norm for v in values[start:]]
+        return np.array(indices, dtype=np.int64), np.array(values, dtype=np.float32)
