@@ -27,6 +27,7 @@ import math
 import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from operator import mul
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,8 @@ class ContextModel:
         self.labels = sorted(labels)
         self.c = c
         self._model: Any = None
+        # The weights and intercepts as lists (for :meth:`probabilities`), made on first use.
+        self._rows: tuple[list[list[float]], list[float]] | None = None
 
     def _features(self, view: _TurnView) -> list[float]:
         labels = self.labels
@@ -134,6 +137,7 @@ class ContextModel:
             # sklearn keeps one row for two classes; the softmax below wants one per class.
             coef = np.vstack([-coef[0] / 2, coef[0] / 2])
             intercept = np.array([-intercept[0] / 2, intercept[0] / 2])
+        self._rows = None
         self._model = {
             "classes": [str(c) for c in model.classes_],
             "coef": coef.astype(np.float64),
@@ -141,16 +145,20 @@ class ContextModel:
         }
 
     def probabilities(self, view: _TurnView) -> list[tuple[str, float]]:
-        """Each intent's probability for this turn (a multinomial logistic regression computed
-        with numpy: sklearn's per-call checks cost more than the arithmetic)."""
-        import numpy as np
-
+        """Each intent's probability for this turn: a multinomial logistic regression over one
+        row of a few dozen features, in plain Python (sklearn's per-call checks cost more than
+        the arithmetic; so, in a running worker, do numpy's nine calls on arrays this small)."""
         if self._model is None:
             raise MisuseError("the context model is not trained: call fit or load first")
-        scores = self._model["coef"] @ np.asarray(self._features(view)) + self._model["intercept"]
-        probs = np.exp(scores - scores.max())
-        probs /= probs.sum()
-        return list(zip(self._model["classes"], probs.tolist(), strict=True))
+        rows = self._rows
+        if rows is None:
+            rows = self._rows = (self._model["coef"].tolist(), self._model["intercept"].tolist())
+        row = self._features(view)
+        scores = [sum(map(mul, weights, row)) + bias for weights, bias in zip(*rows, strict=True)]
+        top = max(scores)
+        exps = [math.exp(score - top) for score in scores]
+        total = sum(exps)
+        return [(label, e / total) for label, e in zip(self._model["classes"], exps, strict=True)]
 
     def predict(self, view: _TurnView) -> IntentPrediction:
         ranking = sorted(self.probabilities(view), key=lambda kv: -kv[1])
