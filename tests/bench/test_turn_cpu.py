@@ -97,7 +97,10 @@ def test_pinning_puts_the_worker_alone_on_a_core_and_the_rest_elsewhere() -> Non
     backend = subprocess.Popen([sys.executable, "-c", idle])
     try:
         for proc in (worker, backend):
+            # Until its second thread runs (no deadline but the process's life: a busy machine
+            # may take long to start Python); one that died is a failure, not a wait.
             while len(os.listdir(f"/proc/{proc.pid}/task")) < 2:
+                assert proc.poll() is None, "the idle process ended before its thread started"
                 time.sleep(0.05)
         cores = sorted(os.sched_getaffinity(0))
         mine: list[set[int]] = []

@@ -90,8 +90,8 @@ class ContextModel:
         self.labels = sorted(labels)
         self.c = c
         self._model: Any = None
-        # The weights and intercepts as lists (for :meth:`probabilities`), made on first use.
-        self._rows: tuple[list[list[float]], list[float]] | None = None
+        # The weights and intercepts as lists, for :meth:`probabilities` (set with the model).
+        self._rows: tuple[list[list[float]], list[float]] = ([], [])
 
     def _features(self, view: _TurnView) -> list[float]:
         labels = self.labels
@@ -137,12 +137,17 @@ class ContextModel:
             # sklearn keeps one row for two classes; the softmax below wants one per class.
             coef = np.vstack([-coef[0] / 2, coef[0] / 2])
             intercept = np.array([-intercept[0] / 2, intercept[0] / 2])
-        self._rows = None
-        self._model = {
-            "classes": [str(c) for c in model.classes_],
-            "coef": coef.astype(np.float64),
-            "intercept": intercept.astype(np.float64),
-        }
+        self._use(
+            {
+                "classes": [str(c) for c in model.classes_],
+                "coef": coef.astype(np.float64),
+                "intercept": intercept.astype(np.float64),
+            }
+        )
+
+    def _use(self, model: dict[str, Any]) -> None:
+        self._model = model
+        self._rows = (model["coef"].tolist(), model["intercept"].tolist())
 
     def probabilities(self, view: _TurnView) -> list[tuple[str, float]]:
         """Each intent's probability for this turn: a multinomial logistic regression over one
@@ -150,11 +155,10 @@ class ContextModel:
         the arithmetic; so, in a running worker, do numpy's nine calls on arrays this small)."""
         if self._model is None:
             raise MisuseError("the context model is not trained: call fit or load first")
-        rows = self._rows
-        if rows is None:
-            rows = self._rows = (self._model["coef"].tolist(), self._model["intercept"].tolist())
         row = self._features(view)
-        scores = [sum(map(mul, weights, row)) + bias for weights, bias in zip(*rows, strict=True)]
+        scores = [
+            sum(map(mul, weights, row)) + bias for weights, bias in zip(*self._rows, strict=True)
+        ]
         top = max(scores)
         exps = [math.exp(score - top) for score in scores]
         total = sum(exps)
@@ -181,7 +185,8 @@ class ContextModel:
         with path.open("rb") as fh:
             state = pickle.load(fh)
         model = cls(state["labels"], c=state["c"])
-        model._model = state["model"]
+        if state["model"] is not None:
+            model._use(state["model"])
         return model
 
 

@@ -202,8 +202,8 @@ class FastFeatures:
             self._parts.append((analyzer, normalised, columns))
             idfs.append(np.asarray(vec.idf_, dtype=np.float32))
             offset += len(vec.idf_)
-        self._idf = np.concatenate(idfs) if idfs else np.zeros(0, dtype=np.float32)
-        self._idf_values: list[float] = self._idf.tolist()
+        # As Python floats (of the float32 weights): :meth:`_vector` reads a few dozen at a time.
+        self._idf: list[float] = np.concatenate(idfs).tolist() if idfs else []
         self.size = offset
 
     def __call__(self, text: str) -> tuple[Any, Any]:
@@ -254,11 +254,11 @@ class FastFeatures:
         # Plain Python over the few dozen grams, then one array each, instead of a dozen numpy
         # calls on arrays of a few dozen values: in a running worker, where the features are a
         # sliver of each request and little of it is still in the CPU's caches, a call took
-        # about 95 µs against 115 µs before (`bench turn-cpu --pin`, per call), and 18 against
+        # about 95 µs against 118 µs before (`bench turn-cpu --pin`, per call), and 18 against
         # 22 µs in a loop of its own.
         # Each part's grams counted in the order they first occur (Counter keeps it, as the
         # models' sums expect), sublinear tf times idf, each part L2-normalised on its own.
-        idf = self._idf_values
+        idf = self._idf
         indices: list[int] = []
         values: list[float] = []
         for (_, _, columns), part_grams in zip(self._parts, grams_by_part, strict=True):
