@@ -19,10 +19,10 @@ error translation are the shared :class:`~hermes_desk.storage.redis.RedisConnect
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from hermes_desk.ids import digest
+from hermes_desk.sessions.blob import dumps_blob, loads_blob
 from hermes_desk.sessions.session import Session
 from hermes_desk.sessions.store import SaveResult
 from hermes_desk.storage.redis import RedisConnection
@@ -187,7 +187,7 @@ class RedisSessionStore:
         live, stone, version = self._keys(session.id)
         data = session.to_dict()
         data["version"] = session.version + 1
-        blob = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        blob = dumps_blob(data)
         keys = [
             live,
             self._idle_key,
@@ -243,7 +243,7 @@ class RedisSessionStore:
         ]
         args = [
             session.id,
-            json.dumps(tomb, ensure_ascii=False, separators=(",", ":")),
+            dumps_blob(tomb),
             str(int(tombstone_s * 1000)),
         ]
         return bool(await self._call(self._retire(keys=keys, args=args)))
@@ -286,7 +286,7 @@ class RedisSessionStore:
 
 def _session(found: list[Any]) -> Session:
     """A session from ``{json, idle score or nil, version or nil}`` (what the scripts return)."""
-    session = Session.from_dict(json.loads(found[0]))
+    session = Session.from_dict(loads_blob(found[0]))
     if found[1] is not None:
         session.last_active = max(session.last_active, float(found[1]))
     if found[2] is not None:

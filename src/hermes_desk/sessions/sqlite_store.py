@@ -22,7 +22,6 @@ alone); on load they override what the JSON says. All SQL runs on the store's ow
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +29,7 @@ from pathlib import Path
 import anyio.to_thread
 
 from hermes_desk.clock import Clock, SystemClock
+from hermes_desk.sessions.blob import dumps_blob, loads_blob
 from hermes_desk.sessions.session import Session
 from hermes_desk.sessions.store import SaveResult
 from hermes_desk.storage import Migration, SqliteDatabase, SqliteWorker, apply_migrations
@@ -73,10 +73,6 @@ MIGRATIONS: Sequence[Migration] = (
 _LIVE = "retired_until IS NULL"
 
 
-def _dumps(data: object) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-
-
 class SqliteSessionStore:
     """The embedded session store. ``SqliteSessionStore.open(path)`` owns its database.
 
@@ -113,7 +109,7 @@ class SqliteSessionStore:
             session.user,
             expected + 1,
             session.last_active,
-            _dumps(data),
+            dumps_blob(data),
         )
         now = self._clock.now()
 
@@ -163,7 +159,7 @@ class SqliteSessionStore:
             ).fetchone()
             if found is None or (found[2] is not None and found[2] <= now):
                 return None
-            session = Session.from_dict(json.loads(found[3]))
+            session = Session.from_dict(loads_blob(found[3]))
             session.version = found[0]
             session.last_active = found[1]
             return session
@@ -183,7 +179,7 @@ class SqliteSessionStore:
     async def retire(self, session: Session, *, tombstone_s: float) -> bool:
         stone = session.to_dict()
         stone.update(status="closed", turns=[], short_term=[], open_contacts=[])
-        blob = _dumps(stone)
+        blob = dumps_blob(stone)
         until = self._clock.now() + tombstone_s
 
         def remove(conn: sqlite3.Connection) -> bool:
@@ -229,7 +225,7 @@ class SqliteSessionStore:
             ).fetchall()
             found = []
             for version, last_active, data in rows:
-                session = Session.from_dict(json.loads(data))
+                session = Session.from_dict(loads_blob(data))
                 session.version, session.last_active = version, last_active
                 found.append(session)
             return found
