@@ -18,7 +18,7 @@ def _stdlib(data: object) -> str:
 def _session() -> Session:
     session = Session("s-1", "acme", "cust-1", created_at=1.5, last_active=2.25)
     session.turns.append(
-        Turn("user", "订单202500000201的快递已经超过9天了还没到，我很着急 😡", meta={"score": 0.125})
+        Turn("user", "订单202500000201的快递超过9天了还没到，我很着急 😡", meta={"score": 0.125})
     )
     session.turns.append(Turn("tool", '{"status": "shipped", "eta": "2026-12-03"}', name="order"))
     session.slots = {"order_id": "2025****0201", "count": 3, "flag": True, "none": None}

@@ -15,7 +15,7 @@ from typing import Any
 
 from hermes_desk.errors import ConfigError, MisuseError
 from hermes_desk.nlu.classifier import IntentPrediction, encode_labels, read_meta, write_meta
-from hermes_desk.nlu.features import FastFeatures, build_vectorizer
+from hermes_desk.nlu.features import build_vectorizer
 from hermes_desk.nlu.linear import LinearIntentClassifier, rank_probabilities, rank_row
 from hermes_desk.nlu.mlp import MlpIntentClassifier
 
@@ -68,7 +68,9 @@ class EnsembleIntentClassifier:
         self.linear.fit_matrix(vectorizer, x, y, classes)
         for mlp in self.mlps:
             mlp.fit_matrix(vectorizer, x, y, classes)
-        self._fast = FastFeatures(vectorizer)
+        # The SVM member's featuriser: the turn reader's joined texts go through it, and it
+        # keeps the counts of the texts featurised alone (FastFeatures.joined).
+        self._fast = self.linear._fast
 
     def probabilities(self, texts: Sequence[str]) -> Any:
         if any(self.linear.classes != mlp.classes for mlp in self.mlps):

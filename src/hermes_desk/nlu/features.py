@@ -11,14 +11,16 @@ sklearn and jieba are imported inside the functions that need them.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import lru_cache, partial
-from itertools import pairwise
+from itertools import chain, pairwise
 from math import log, sqrt
-from operator import add, mul
+from operator import add, is_not, mul
 from typing import Any, cast
 
 from hermes_desk.nlu.references import normalise_ids
@@ -181,13 +183,33 @@ def _fast_analyzer(vec: Any) -> tuple[Analyzer, bool]:
     return cast(Analyzer, vec.build_analyzer()), False
 
 
+@dataclass(frozen=True, slots=True)
+class _Counted:
+    """One normalised text's known grams as columns, in the order of its grams (unknown grams
+    left out): the word unigrams, the word bigrams, the characters' grams; and its tokens."""
+
+    unigrams: list[int]
+    bigrams: list[int]
+    chars: list[int]
+    tokens: tuple[str, ...]
+
+
 class FastFeatures:
     """Single-utterance TF-IDF lookup built from a fitted :func:`build_vectorizer` union.
 
     sklearn's ``transform`` costs ~0.3 ms of overhead per call; this computes the same
     features as (indices, values) in tens of microseconds, so a model can score one
     utterance as ``values @ weights[indices]``.
+
+    The counts of the last :data:`REMEMBERED` texts featurised alone are kept, so that the next
+    turn's joined text (:meth:`joined`, the previous turn and this one) is counted from its two
+    parts' counts instead of from its grams again (the previous turn's were counted one turn
+    before, this one's a moment ago).
     """
+
+    #: texts whose counts are kept (about 4 KB each, 8 MB in all): one per turn handled, so the
+    #: previous turn of every conversation is still there unless more turns than this came between
+    REMEMBERED = 2048
 
     def __init__(self, union: Any) -> None:
         import numpy as np
@@ -202,69 +224,110 @@ class FastFeatures:
             self._parts.append((analyzer, normalised, columns))
             idfs.append(np.asarray(vec.idf_, dtype=np.float32))
             offset += len(vec.idf_)
-        # As Python floats (of the float32 weights): :meth:`_vector` reads a few dozen at a time.
+        # As Python floats (of the float32 weights): :meth:`_arrays` reads a few dozen at a time.
         self._idf: list[float] = np.concatenate(idfs).tolist() if idfs else []
         self.size = offset
+        # Counting from parts needs the union :func:`build_vectorizer` makes: words, then
+        # ``char_wb`` grams, both of the normalised text.
+        layout = [(analyzer, normalised) for analyzer, normalised, _ in self._parts]
+        self._by_parts = (
+            len(layout) == 2
+            and layout[0] == (_normalised_word_ngrams, True)
+            and isinstance(layout[1][0], partial)
+            and layout[1][0].func is char_wb_ngrams
+            and layout[1][1]
+        )
+        self._recent: dict[str, _Counted] = {}
 
     def __call__(self, text: str) -> tuple[Any, Any]:
-        normalised: str | None = None
-        grams: list[list[str]] = []
-        for analyzer, reads_normalised, _ in self._parts:
-            if reads_normalised:
-                if normalised is None:
-                    normalised = normalise(text)
-                grams.append(analyzer(normalised))
-            else:
-                grams.append(analyzer(text))
-        return self._vector(grams)
+        if self._by_parts:
+            normalised = normalise(text)
+            counted = self._counted(normalised)
+            self._remember(normalised, counted)
+            return self._arrays(
+                Counter(chain(counted.unigrams, counted.bigrams)), Counter(counted.chars)
+            )
+        return self._arrays(
+            *(
+                _counts(columns, analyzer(normalise(text) if reads_normalised else text))
+                for analyzer, reads_normalised, columns in self._parts
+            )
+        )
 
     def joined(self, first: str, second: str) -> tuple[Any, Any]:
         """The features of ``f"{first} {second}"`` (the turn reader's previous turn joined with
         this one), the same as ``self(f"{first} {second}")``.
 
-        When the joined text has Chinese and normalises to the two parts' normalised texts
-        joined by one space (nothing across the boundary changed: no digit group or long number
-        spanning it, neither part empty), its word tokens are the two parts' tokens one after
-        the other: jieba cuts a text into blocks that a space always ends
-        (its blocks are runs of Chinese, letters, digits and ``+#&._%-``; every other character
-        and every space is yielded alone), segmenting each block on its own. Each part is then
-        segmented as jieba would within the joined text (jieba also for a part without Chinese
-        when the other has some), and this turn's tokens are usually still in the token cache
-        from featurising the turn alone. Otherwise the joined text is featurised whole (text
-        without Chinese has ``\\w+`` runs for tokens, as fast to find in the whole)."""
-        if not all(normalised for _, normalised, _ in self._parts):
-            return self(f"{first} {second}")
+        When the joined text normalises to the two parts' normalised texts joined by one space
+        (nothing across the boundary changed: no digit group or long number spanning it,
+        neither part empty) and both parts have Chinese or neither has, its word tokens are the
+        two parts' tokens one after the other, as each part has them alone: ``\\w+`` runs never
+        span a space, and jieba cuts a text into blocks that a space always ends (its blocks are
+        runs of Chinese, letters, digits and ``+#&._%-``; every other character and every space
+        is yielded alone), segmenting each block on its own. Its ``char_wb`` grams, made word by
+        word, are the two parts' one after the other too. So its counts are the two parts'
+        counts added up in the order the joined text's grams first occur (unigrams of both, then
+        the bigrams of the first part, the one across the boundary, those of the second; the
+        characters' of the first, then of the second), from the counts kept of texts featurised
+        alone when they are there. When only one part has Chinese, the other is segmented by
+        jieba within the joined text, unlike alone. Otherwise the joined text is featurised
+        whole."""
+        head, tail = normalise(first), normalise(second)
         text = normalise(f"{first} {second}")
+        if self._by_parts and text == f"{head} {tail}" and has_cjk(head) == has_cjk(tail):
+            a, b = self._known(head), self._known(tail)
+            across: list[int] = []
+            if a.tokens and b.tokens:
+                column = self._parts[0][2].get(f"{a.tokens[-1]} {b.tokens[0]}")
+                across = [] if column is None else [column]
+            return self._arrays(
+                Counter(chain(a.unigrams, b.unigrams, a.bigrams, across, b.bigrams)),
+                Counter(chain(a.chars, b.chars)),
+            )
         words: tuple[str, ...] | None = None
-        if has_cjk(text):  # else its tokens are \w+ runs, as fast to find whole
-            head, tail = normalise(first), normalise(second)
-            if text == f"{head} {tail}":
-                words = _segmented(head, has_cjk(head)) + _segmented(tail, has_cjk(tail))
-        grams: list[list[str]] = []
-        for analyzer, _, _ in self._parts:
+        if has_cjk(text) and text == f"{head} {tail}":  # else \w+ runs, as fast found whole
+            words = _segmented(head, has_cjk(head)) + _segmented(tail, has_cjk(tail))
+        counts: list[Counter[int]] = []
+        for analyzer, reads_normalised, columns in self._parts:
             if words is not None and analyzer is _normalised_word_ngrams:
-                grams.append(_word_ngrams_of(words))
+                grams = _word_ngrams_of(words)
             else:
-                grams.append(analyzer(text))
-        return self._vector(grams)
+                grams = analyzer(text if reads_normalised else f"{first} {second}")
+            counts.append(_counts(columns, grams))
+        return self._arrays(*counts)
 
-    def _vector(self, grams_by_part: list[list[str]]) -> tuple[Any, Any]:
+    def _counted(self, normalised: str) -> _Counted:
+        words, chars = self._parts[0][2], self._parts[1][2]
+        tokens = _normalised_tokens(normalised)
+        return _Counted(
+            _known_columns(words, tokens),
+            _known_columns(words, [f"{a} {b}" for a, b in pairwise(tokens)]),
+            _known_columns(chars, self._parts[1][0](normalised)),
+            tokens,
+        )
+
+    def _known(self, normalised: str) -> _Counted:
+        return self._recent.get(normalised) or self._counted(normalised)
+
+    def _remember(self, normalised: str, counted: _Counted) -> None:
+        recent = self._recent
+        if normalised not in recent and len(recent) >= self.REMEMBERED:
+            with contextlib.suppress(KeyError, RuntimeError, StopIteration):
+                del recent[next(iter(recent))]  # the oldest
+        recent[normalised] = counted
+
+    def _arrays(self, *counts_by_part: Counter[int]) -> tuple[Any, Any]:
         import numpy as np
 
         # Plain Python over the few dozen columns, then one array each, instead of a dozen numpy
         # calls on arrays of a few dozen values (cheaper in a running worker, where little of a
-        # request is still in the CPU's caches). Each part's grams are mapped to columns and
-        # counted in one pass in C (``Counter(map(columns.get, grams))``: a part's grams and
-        # columns are one-to-one, so the columns come in the order their grams first occur, as
-        # the models' sums expect; unknown grams count under None, dropped). Then sublinear tf
-        # times idf (a gram seen once is its idf: 1 + log 1 = 1), each part L2-normalised on
-        # its own.
+        # request is still in the CPU's caches). Sublinear tf times idf (a gram seen once is its
+        # idf: 1 + log 1 = 1), each part L2-normalised on its own, columns in the order their
+        # grams first occur, as the models' sums expect.
         idf = self._idf
         indices: list[int] = []
         values: list[float] = []
-        for (_, _, columns), part_grams in zip(self._parts, grams_by_part, strict=True):
-            counts = Counter(map(columns.get, part_grams))
-            counts.pop(None, None)
+        for counts in counts_by_part:
             if not counts:
                 continue
             part = [idf[c] if n == 1 else (1.0 + log(n)) * idf[c] for c, n in counts.items()]
@@ -272,3 +335,17 @@ class FastFeatures:
             indices += counts
             values += [v / norm for v in part]
         return np.array(indices, dtype=np.int64), np.array(values, dtype=np.float32)
+
+
+def _counts(columns: dict[str, int], grams: Iterable[str]) -> Counter[int]:
+    """The known grams' columns and counts in the order the grams first occur, counted in one
+    pass in C (a part's grams and columns are one-to-one; unknown grams count under None)."""
+    counts: Counter[Any] = Counter(map(columns.get, grams))
+    counts.pop(None, None)
+    return counts
+
+
+def _known_columns(columns: dict[str, int], grams: Iterable[str]) -> list[int]:
+    """The known grams' columns, in the grams' order (unknown grams left out), in C."""
+    known: Iterable[int] = filter(partial(is_not, None), map(columns.get, grams))  # type: ignore[arg-type]
+    return list(known)
