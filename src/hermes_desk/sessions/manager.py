@@ -113,7 +113,8 @@ class SessionManager:
         Usage: ``async with manager.turn_lock(session_id): ...``
         """
         entry = self._turn_locks.get(session_id)
-        lock, users = entry if entry is not None else (anyio.Lock(), 0)
+        # fast_acquire: a lock nobody holds is taken without a trip through the event loop
+        lock, users = entry if entry is not None else (anyio.Lock(fast_acquire=True), 0)
         self._turn_locks[session_id] = (lock, users + 1)
         try:
             async with lock:

@@ -59,7 +59,8 @@ class Cursor:
     state: WorkflowState
     seq: int
     stop_reason: Literal["deadline"] | None = None
-    lock: anyio.Lock = field(default_factory=anyio.Lock)
+    # fast_acquire: a lock nobody holds is taken without a trip through the event loop
+    lock: anyio.Lock = field(default_factory=lambda: anyio.Lock(fast_acquire=True))
     scope: anyio.CancelScope | None = None
 
     def stop_for_deadline(self) -> None:
