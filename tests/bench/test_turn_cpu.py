@@ -17,8 +17,11 @@ from typer.testing import CliRunner
 from hermes_desk.bench.conversations import CODE, MIX
 from hermes_desk.bench.load_cluster import make_customers
 from hermes_desk.bench.turn_cpu import (
+    Rival,
+    pair_series,
     pin_apart,
     plan_conversations,
+    run_paired,
     run_turn_cpu,
     series_figures,
 )
@@ -56,12 +59,64 @@ def test_every_measured_turn_is_answered_and_counted(tmp_path: Path, pack_model_
     assert sum(figures["turns_by_kind"].values()) == figures["turns_answered"]
 
 
+ROOT = Path(__file__).resolve().parents[2]
+TWO_CORES = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores")
+
+
+@pytest.mark.slow
+@TWO_CORES
+@pytest.mark.parametrize("rival_first", [False, True])
+def test_a_paired_run_answers_every_turn_of_both_workers_and_gives_their_ratio(
+    tmp_path: Path, pack_model_dir: Path, rival_first: bool
+) -> None:
+    figures = run_paired(
+        Rival(python=sys.executable, source=ROOT), conversations=6, clients=2, warmup=1,
+        model_dir=pack_model_dir, workdir=tmp_path, rival_first=rival_first,
+        progress=lambda line: None,
+    )  # fmt: skip
+    assert figures["turn_errors"] == 0, (figures["this"], figures["rival_figures"])
+    expected = sum(len(p.lines) for p in plan_conversations(make_customers(7)[1], 7)[1:])
+    for side in ("this", "rival_figures"):
+        assert figures[side]["turns_answered"] == expected
+        assert figures[side]["worker_cpu_s"] > 0
+    ratio = figures["rival_figures"]["cpu_ms_per_turn"] / figures["this"]["cpu_ms_per_turn"]
+    assert figures["rival_to_this"] == round(ratio, 3)
+    # Each worker kept its own data folder: the two never shared a session.
+    assert (tmp_path / "data").is_dir() and (tmp_path / "data-rival").is_dir()
+
+
+def test_a_pair_series_gives_each_ratio_and_their_geometric_mean() -> None:
+    def run(this: float, rival: float, errors: int = 0) -> dict[str, object]:
+        return {
+            "this": {"cpu_ms_per_turn": this},
+            "rival_figures": {"cpu_ms_per_turn": rival},
+            "rival_to_this": round(rival / this, 3),
+            "turn_errors": errors,
+        }
+
+    series = pair_series([run(4.0, 2.0), run(2.0, 4.0, errors=2), run(3.0, 3.0)])
+    assert series["rival_to_this_each"] == [0.5, 2.0, 1.0]
+    assert series["rival_to_this_geomean"] == 1.0, "halved once and doubled once: no change"
+    assert series["this_cpu_ms_per_turn_each"] == [4.0, 2.0, 3.0]
+    assert series["turn_errors"] == 2
+
+
+def test_a_rival_tree_without_the_package_is_named() -> None:
+    with pytest.raises(ValueError, match="holds no hermes_desk package"):
+        Rival(source=ROOT / "docs").package_root()
+    assert Rival(source=ROOT).package_root() == ROOT / "src"
+    assert Rival(source=ROOT / "src").package_root() == ROOT / "src"
+
+
 @pytest.mark.parametrize(
     ("args", "named"),
     [
         (["--stores", "sqlite"], "--stores"),
         (["--conversations", "0"], "one conversation"),
         (["--runs", "0"], "--runs"),
+        (["--against-python", "/nonexistent/python3"], "--against-python"),
+        (["--against-tree", str(ROOT / "docs")], "--against-tree"),
+        (["--against-tree", str(ROOT), "--stores", "shared"], "--stores"),
     ],
 )
 def test_the_command_refuses_what_it_cannot_run_before_starting_anything(
@@ -86,7 +141,7 @@ def test_a_series_keeps_every_run_and_names_its_median_and_least() -> None:
     assert series["turn_errors"] == 1, "an error in any run is the series' error"
 
 
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="pinning apart needs two cores")
+@TWO_CORES
 def test_pinning_puts_the_worker_alone_on_a_core_and_the_rest_elsewhere() -> None:
     # Two real processes with a second thread each, as the worker and the backend have.
     idle = (
@@ -106,7 +161,7 @@ def test_pinning_puts_the_worker_alone_on_a_core_and_the_rest_elsewhere() -> Non
         mine: list[set[int]] = []
 
         def pin() -> None:  # in a thread of its own: the test's own thread keeps its cores
-            assert pin_apart(worker.pid, backend.pid)
+            assert pin_apart([worker.pid], backend.pid)
             mine.append(os.sched_getaffinity(0))
 
         thread = threading.Thread(target=pin)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx
 
+from hermes_desk.api.schemas import TurnOut
 from tests.e2e.conftest import Service
 
 
@@ -128,3 +131,30 @@ def test_health_readiness_metrics_tools_and_docs(service: Service) -> None:
     assert any(t["name"] == "get_shipment" for t in tools["tools"])
     spec = service.client.get("/openapi.json").json()
     assert "/v1/sessions/{session_id}/turns" in spec["paths"]
+
+
+def test_every_served_turn_is_exactly_what_its_documented_model_serialises(
+    service: Service,
+) -> None:
+    # The route sends the turn's view as it is (no second pass through TurnOut): every field
+    # TurnOut has must be there, with the types it declares, and nothing it does not have.
+    sid = service.open_session("u1001")["session_id"]
+    bodies = [
+        service.turn(sid, "u1001", text)
+        for text in (
+            "我的订单202405201234现在什么状态？",
+            "那什么时候能到？",
+            "我忘记密码了，手机号13800138000",
+            "谢谢",
+        )
+    ]
+    agent = service.client.post(
+        f"/v1/sessions/{sid}/turns",
+        json={"user_id": "u1001", "text": "好的，验证码已发送到您的手机", "speaker": "agent"},
+    )
+    assert agent.status_code == 200, agent.text
+    bodies.append(agent.json())
+    assert {b["speaker"] for b in bodies} == {"customer", "agent"}
+    for body in bodies:
+        model = TurnOut.model_validate(body)
+        assert json.loads(model.model_dump_json()) == body

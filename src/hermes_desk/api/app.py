@@ -84,12 +84,12 @@ def create_app(
         responses=error_responses(413, 422, 500, 504),
     )
     install_error_handlers(app)
-    app.include_router(health.router)
     # Every resource route resolves the caller's tenant first (401 without a valid key when
-    # keys are configured); routes take it as ``TenantDep`` (resolved once per request).
+    # keys are configured); routes take it as ``TenantDep`` (resolved once per request). The
+    # router tries routes in order, so the turns' route, nearly every request, comes first.
     for module in (
-        sessions,
         turns,
+        sessions,
         actions,
         memory,
         tools,
@@ -103,8 +103,9 @@ def create_app(
         app.include_router(
             module.router, dependencies=[Depends(get_tenant)], responses=error_responses(401)
         )
-    # The session WebSocket checks its key (a header) or ticket itself; the console page is
-    # static and holds no data.
+    # Health checks take no key; the session WebSocket checks its key (a header) or ticket
+    # itself; the console page is static and holds no data.
+    app.include_router(health.router)
     app.include_router(ws.router)
     app.include_router(supervisor.page_router)  # before the console's /console/{name}
     app.include_router(console.router)

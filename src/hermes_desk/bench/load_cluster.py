@@ -193,6 +193,7 @@ class Worker:
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
     starts: int = 0
+    python: str = sys.executable  # another interpreter (``bench turn-cpu --against-python``)
 
     @property
     def url(self) -> str:
@@ -201,7 +202,7 @@ class Worker:
     def start(self, *, wait: bool = True) -> None:
         with (self.workdir / f"worker-{self.index}.log").open("ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "hermes_desk", "serve", "--port", str(self.port)],
+                [self.python, "-m", "hermes_desk", "serve", "--port", str(self.port)],
                 stdout=log, stderr=log, cwd=self.workdir, env={**os.environ, **self.env},
             )  # fmt: skip
         if wait:

@@ -12,12 +12,19 @@ conversation goes on with the follow-ups.
 
 This is a measurement driver, not a load test: a fixed amount of work at a fixed concurrency;
 the load itself (think times, capacity, faults) is Locust's, in :mod:`hermes_desk.bench.load`.
+
+On a shared machine the same tree's figure drifts by a quarter from one run to the next (other
+guests on the host's caches and cores), more than most changes move it. :func:`run_paired`
+therefore measures two workers at once — this tree's and a rival (another source tree, another
+interpreter) — on one core, over the same seconds, and gives the ratio of their figures, which
+that drift moves far less.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import queue
 import random
@@ -28,7 +35,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,12 +44,15 @@ import httpx
 
 from hermes_desk.bench.conversations import CODE, pick_kind, script
 from hermes_desk.bench.load import percentile, profile_top
-from hermes_desk.bench.load_cluster import build_cluster, cpu_seconds, rss_bytes
+from hermes_desk.bench.load_cluster import Worker, build_cluster, cpu_seconds, rss_bytes
 
 __all__ = [
     "Planned",
+    "Rival",
+    "pair_series",
     "pin_apart",
     "plan_conversations",
+    "run_paired",
     "run_turn_cpu",
     "series_figures",
     "summary_line",
@@ -100,7 +110,7 @@ def run_turn_cpu(
     try:
         progress(f"starting a worker (stores {stores}) in {work}")
         cluster.start()
-        pinned = pin and pin_apart(cluster.workers[0].pid, cluster.backend.pid)
+        pinned = pin and pin_apart([cluster.workers[0].pid], cluster.backend.pid)
         if pin and not pinned:
             progress("one core only: nothing pinned")
         with httpx.Client(base_url=cluster.url, timeout=60) as client:
@@ -130,8 +140,8 @@ def run_turn_cpu(
     return figures
 
 
-def pin_apart(worker_pid: int, backend_pid: int) -> bool:
-    """The worker's threads on the last core this process may use; the backend's threads and
+def pin_apart(worker_pids: Sequence[int], backend_pid: int) -> bool:
+    """The workers' threads on the last core this process may use; the backend's threads and
     this process (the clients' threads, started later, inherit it) on the others. On a shared
     two-core machine the clients and the backend otherwise run on the worker's core between its
     turns and leave their data in its caches, which the worker's CPU figure then pays for; a
@@ -140,12 +150,137 @@ def pin_apart(worker_pid: int, backend_pid: int) -> bool:
     if len(cpus) < 2:
         return False
     alone, others = {cpus[-1]}, set(cpus[:-1])
-    for pid, cores in ((worker_pid, alone), (backend_pid, others)):
+    placed = [(pid, alone) for pid in worker_pids] + [(backend_pid, others)]
+    for pid, cores in placed:
         for task in Path(f"/proc/{pid}/task").iterdir():
             with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
                 os.sched_setaffinity(int(task.name), cores)
     os.sched_setaffinity(0, others)
     return True
+
+
+@dataclass(frozen=True)
+class Rival:
+    """The second worker of a paired run: another interpreter, another source tree, or both.
+
+    ``python``: the interpreter to run it (its environment must have the dependencies);
+    ``source``: a checkout (or its ``src`` folder) whose ``hermes_desk`` goes first on its
+    ``PYTHONPATH``."""
+
+    python: str | None = None
+    source: Path | None = None
+
+    def package_root(self) -> Path | None:
+        """The folder holding the source tree's ``hermes_desk`` package; ValueError if neither
+        the folder nor its ``src`` holds one."""
+        if self.source is None:
+            return None
+        for root in (self.source / "src", self.source):
+            if (root / "hermes_desk" / "__init__.py").is_file():
+                return root
+        raise ValueError(f"{self.source} holds no hermes_desk package (nor does its src/)")
+
+    def describe(self) -> str:
+        parts = [f"python {self.python}"] if self.python else []
+        return ", ".join(parts + ([f"tree {self.source}"] if self.source else [])) or "this tree"
+
+
+def run_paired(
+    rival: Rival,
+    *,
+    conversations: int = 600,
+    clients: int = 20,
+    model_dir: Path | None = None,
+    workdir: Path | None = None,
+    warmup: int = 20,
+    seed: int = 1,
+    rival_first: bool = False,
+    progress: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """This tree's worker and ``rival``'s side by side on one core (the backend and the
+    clients on the others), on the embedded defaults, each with its own data folder and the
+    same conversations, ``clients // 2`` clients each, measured over the same seconds.
+
+    Both workers share a core, so each one's figure is higher than a worker's alone; what the
+    run gives is their ratio (``rival_to_this``). ``rival_first``: the rival starts, opens its
+    sessions and warms up first (a series alternates, so neither place favours either)."""
+    root = rival.package_root()
+    if len(os.sched_getaffinity(0)) < 2:
+        raise ValueError("a paired run needs two cores: the workers on one, the clients on another")
+    work = workdir or Path(tempfile.mkdtemp(prefix="hermes-turn-cpu-pair-"))
+    cluster = build_cluster(
+        work, workers=1, stores="embedded", customers=conversations + warmup,
+        model_dir=model_dir, balancer=False,
+    )  # fmt: skip
+    ours = cluster.workers[0]
+    env = {**ours.env, "HERMES_SERVICE__DATA_DIR": str(work / "data-rival")}
+    if root is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
+    theirs = Worker(1, work, env, python=rival.python or sys.executable)
+    # Cluster.start starts its first worker first; the second's start overlaps nothing.
+    cluster.workers = [theirs, ours] if rival_first else [ours, theirs]
+    plan = plan_conversations(cluster.customers, conversations + warmup, seed)
+    own_cores = os.sched_getaffinity(0)
+    try:
+        progress(f"starting this tree's worker and the rival's ({rival.describe()}) in {work}")
+        cluster.start()
+        pin_apart([w.pid for w in cluster.workers], cluster.backend.pid)
+        half = max(1, clients // 2)
+        sessions: dict[int, list[str]] = {}
+        for worker in cluster.workers:
+            progress(f"worker {worker.index}: opening {len(plan)} sessions, warming up")
+            with httpx.Client(base_url=worker.url, timeout=60) as client:
+                sessions[worker.index] = opened = [_open(client, p.user) for p in plan]
+            _hold(worker.url, list(zip(plan[:warmup], opened[:warmup], strict=True)), half)
+        progress(f"measuring both: {conversations} conversations and {half} clients each")
+        results: dict[int, list[dict[str, Any]]] = {}
+
+        def hold(worker: Worker) -> None:
+            measured = list(zip(plan[warmup:], sessions[worker.index][warmup:], strict=True))
+            results[worker.index] = _hold(worker.url, measured, half)
+
+        threads = [threading.Thread(target=hold, args=(w,)) for w in cluster.workers]
+        before = {w.index: (cpu_seconds(w.pid), rss_bytes(w.pid)) for w in cluster.workers}
+        started = time.time()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        wall = time.time() - started
+        cpu = {w.index: cpu_seconds(w.pid) - before[w.index][0] for w in cluster.workers}
+        rss = {w.index: rss_bytes(w.pid) for w in cluster.workers}
+    finally:
+        os.sched_setaffinity(0, own_cores)
+        cluster.stop()
+    each = {}
+    for w in cluster.workers:
+        each[w.index] = _figures(
+            results[w.index], cpu[w.index], wall, before[w.index][1], rss[w.index], "embedded",
+            half, None, work,
+        )  # fmt: skip
+    this, other = each[ours.index]["cpu_ms_per_turn"], each[theirs.index]["cpu_ms_per_turn"]
+    return {
+        "rival": rival.describe(),
+        "rival_first": rival_first,
+        "this": each[ours.index],
+        "rival_figures": each[theirs.index],
+        "turn_errors": each[ours.index]["turn_errors"] + each[theirs.index]["turn_errors"],
+        "rival_to_this": round(other / this, 3) if this and other else None,
+    }
+
+
+def pair_series(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several paired runs: each run's ratio and their geometric mean (a ratio's average)."""
+    ratios = [r["rival_to_this"] for r in runs if r["rival_to_this"]]
+    mean = math.exp(statistics.fmean(math.log(r) for r in ratios)) if ratios else None
+    return {
+        "runs": runs,
+        "turn_errors": sum(r["turn_errors"] for r in runs),
+        "rival_to_this_each": ratios,
+        "rival_to_this_geomean": round(mean, 3) if mean else None,
+        "this_cpu_ms_per_turn_each": [r["this"]["cpu_ms_per_turn"] for r in runs],
+        "rival_cpu_ms_per_turn_each": [r["rival_figures"]["cpu_ms_per_turn"] for r in runs],
+    }
 
 
 def _open(client: httpx.Client, user: str) -> str:

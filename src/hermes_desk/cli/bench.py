@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -306,11 +307,27 @@ def turn_cpu(
             "--pin", help="the worker alone on one core, the backend and the clients on the rest"
         ),
     ] = False,
+    against_python: Annotated[
+        str | None,
+        typer.Option(
+            help="measure a second worker on this interpreter at the same time, on the same "
+            "core, and give the ratio of the two (its environment needs the dependencies)"
+        ),
+    ] = None,
+    against_tree: Annotated[
+        Path | None,
+        typer.Option(
+            help="the same, the second worker running another checkout's hermes_desk (its "
+            "src/ first on PYTHONPATH)"
+        ),
+    ] = None,
     out: OutOption = None,
 ) -> None:
     """CPU per customer turn on one worker: the sessions opened first, then only turns (the
     article's mix, no think time) from concurrent clients; the worker's CPU over the turns.
-    With --runs N, every run's figure, their median and the least."""
+    With --runs N, every run's figure, their median and the least. With --against-python or
+    --against-tree, two workers side by side on one core and the ratio of their figures (a
+    series alternates which starts first, and gives the ratios' geometric mean)."""
     from hermes_desk.bench.turn_cpu import run_turn_cpu, series_figures, summary_line
 
     _check_stores(stores)
@@ -318,6 +335,12 @@ def turn_cpu(
         raise typer.BadParameter("give at least one conversation and one client")
     if runs < 1:
         raise typer.BadParameter("give at least one run", param_hint="--runs")
+    if against_python is not None or against_tree is not None:
+        _turn_cpu_paired(
+            against_python, against_tree, stores=stores, conversations=conversations,
+            clients=clients, model_dir=model_dir, workdir=workdir, runs=runs, out=out,
+        )  # fmt: skip
+        return
     machine = _machine()
     each = []
     for run in range(1, runs + 1):
@@ -340,6 +363,48 @@ def turn_cpu(
     figures = each[0] if runs == 1 else series_figures(each)
     _emit("turn-cpu", figures, out, machine)
     if figures["turn_errors"]:
+        raise typer.Exit(1)
+
+
+def _turn_cpu_paired(
+    python: str | None, tree: Path | None, *, stores: str, conversations: int, clients: int,
+    model_dir: Path | None, workdir: Path | None, runs: int, out: Path | None,
+) -> None:  # fmt: skip
+    from hermes_desk.bench.turn_cpu import Rival, pair_series, run_paired
+
+    if stores != "embedded":
+        raise typer.BadParameter("a paired run is on the embedded defaults", param_hint="--stores")
+    if python is not None and shutil.which(python) is None:
+        raise typer.BadParameter(
+            f"{python} is not an interpreter here", param_hint="--against-python"
+        )
+    rival = Rival(python=shutil.which(python) if python else None, source=tree)
+    try:
+        rival.package_root()
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--against-tree") from exc
+    if len(os.sched_getaffinity(0)) < 2:
+        raise typer.BadParameter(
+            "a paired run needs two cores (the workers on one, the clients on another)"
+        )
+    machine = _machine()
+    each = []
+    for run in range(1, runs + 1):
+        typer.echo(f"paired run {run} of {runs}", err=True)
+        figures = run_paired(
+            rival, conversations=conversations, clients=clients, model_dir=_model_dir(model_dir),
+            workdir=workdir / f"run-{run}" if workdir is not None else None,
+            rival_first=run % 2 == 0, progress=lambda line: typer.echo(line, err=True),
+        )  # fmt: skip
+        typer.echo(
+            f"this tree {figures['this']['cpu_ms_per_turn']} ms, rival "
+            f"{figures['rival_figures']['cpu_ms_per_turn']} ms per turn: "
+            f"ratio {figures['rival_to_this']}",
+            err=True,
+        )
+        each.append(figures)
+    _emit("turn-cpu-paired", pair_series(each), out, machine)
+    if any(f["turn_errors"] for f in each):
         raise typer.Exit(1)
 
 
