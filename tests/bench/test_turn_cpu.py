@@ -117,6 +117,7 @@ def test_a_rival_tree_without_the_package_is_named() -> None:
         (["--against-python", "/nonexistent/python3"], "--against-python"),
         (["--against-tree", str(ROOT / "docs")], "--against-tree"),
         (["--against-tree", str(ROOT), "--stores", "shared"], "--stores"),
+        (["--against-tree", str(ROOT), "--profile"], "--profile"),
     ],
 )
 def test_the_command_refuses_what_it_cannot_run_before_starting_anything(

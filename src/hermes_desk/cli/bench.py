@@ -310,8 +310,8 @@ def turn_cpu(
     against_python: Annotated[
         str | None,
         typer.Option(
-            help="measure a second worker on this interpreter at the same time, on the same "
-            "core, and give the ratio of the two (its environment needs the dependencies)"
+            help="measure a second worker on this interpreter at the same time, both pinned to "
+            "one core, and give the ratio of the two (its environment needs the dependencies)"
         ),
     ] = None,
     against_tree: Annotated[
@@ -336,6 +336,11 @@ def turn_cpu(
     if runs < 1:
         raise typer.BadParameter("give at least one run", param_hint="--runs")
     if against_python is not None or against_tree is not None:
+        if profile:
+            # py-spy on one of two workers sharing a core would profile half a measurement.
+            raise typer.BadParameter(
+                "--profile is for one worker, not a paired run", param_hint="--profile"
+            )
         _turn_cpu_paired(
             against_python, against_tree, stores=stores, conversations=conversations,
             clients=clients, model_dir=model_dir, workdir=workdir, runs=runs, out=out,
