@@ -19,6 +19,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import orjson
+
 __all__ = [
     "Event",
     "EventSink",
@@ -32,8 +34,19 @@ __all__ = [
 
 _SENSITIVE = re.compile(r"phone|mobile|code|captcha|password|passwd|secret|token|otp|id_card", re.I)
 _logger = logging.getLogger("hermes_desk.events")
-# One encoder for every line: ``json.dumps`` with options builds a new one per call.
+# What orjson cannot write (an integer past 64 bits) is written by the standard
+# library; one encoder for every such line: ``json.dumps`` with options builds one per call.
 _LINE = json.JSONEncoder(ensure_ascii=False, default=str)
+_LINE_OPTIONS = orjson.OPT_NON_STR_KEYS
+
+
+def _event_line(data: dict[str, Any]) -> str:
+    """An event as its log line: compact JSON, non-ASCII text as it is (orjson, in C: a turn
+    logs three or four events)."""
+    try:
+        return orjson.dumps(data, default=str, option=_LINE_OPTIONS).decode()
+    except orjson.JSONEncodeError:
+        return _LINE.encode(data)
 
 
 def mask_value(value: Any) -> Any:
@@ -113,7 +126,7 @@ class LoggingSink:
 
     def emit(self, event: Event) -> None:
         if _logger.isEnabledFor(logging.INFO):
-            _logger.info(_LINE.encode(event.to_dict()))
+            _logger.info(_event_line(event.to_dict()))
 
 
 class FanoutSink:

@@ -1,6 +1,11 @@
+import json
+import logging
 import threading
+from enum import Enum
 
-from hermes_desk.events import Event, MemorySink, mask_fields, mask_value
+import pytest
+
+from hermes_desk.events import Event, LoggingSink, MemorySink, mask_fields, mask_value
 from hermes_desk.ids import digest, new_id, session_id, user_tag
 
 
@@ -21,6 +26,30 @@ def test_memory_sink_filters_by_request_and_name() -> None:
     assert [e.data["i"] for e in sink.events()] == [2, 3, 4], "bounded to the last 3"
     assert [e.data["i"] for e in sink.events(request_id="ses_0")] == [2, 4]
     assert sink.events(name="other") == []
+
+
+class _Kind(Enum):
+    READ = "read"
+
+
+def test_the_log_line_is_the_event_as_json_whatever_it_holds(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    data = {
+        "text": "我的订单到哪了",  # non-ASCII text kept as it is
+        "nested": {"at": 1.5, "none": None, "ok": True, "list": [1, "二"]},
+        "kind": _Kind.READ,  # not JSON: written by its value
+        "huge": 2**70,  # past 64 bits: the standard library writes it
+    }
+    with caplog.at_level(logging.INFO, logger="hermes_desk.events"):
+        LoggingSink().emit(Event("tool.call", "ses_1", 7.25, data))
+        LoggingSink().emit(Event("tool.call", "ses_2", 8.0, {"n": 3}))
+    first, second = (json.loads(r.getMessage()) for r in caplog.records)
+    assert "我的订单" in caplog.records[0].getMessage()
+    assert first["event"] == "tool.call" and first["request_id"] == "ses_1" and first["at"] == 7.25
+    assert first["text"] == data["text"] and first["nested"] == data["nested"]
+    assert first["huge"] == 2**70 and first["kind"] in {"read", "_Kind.READ"}
+    assert second == {"event": "tool.call", "request_id": "ses_2", "at": 8.0, "n": 3}
 
 
 def test_session_ids_are_unique_under_concurrency_and_long() -> None:

@@ -10,7 +10,7 @@ from urllib.parse import unquote_to_bytes
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hermes_desk.api.errors import error_body, problem, validation_body
-from hermes_desk.api.payload import PayloadError, check_storable, parse_json
+from hermes_desk.api.payload import PayloadError, check_json, check_storable
 
 __all__ = ["RequestGuard", "RequestTimeLimit", "url_problems"]
 
@@ -33,21 +33,28 @@ async def _send_json(send: Send, status: int, body: dict[str, object]) -> None:
 def url_problems(scope: Scope) -> list[dict[str, str]]:
     """The path segments and query parameters that are not valid UTF-8 text once
     percent-decoded (a lone surrogate arrives as ``%ED%A0%80``), or hold a lone surrogate."""
-    problems: list[dict[str, str]] = []
     raw_path = scope.get("raw_path")
+    query = bytes(scope.get("query_string", b""))
+    if _plain(raw_path) and _plain(query) and str(scope.get("path", "")).isascii():
+        return []  # ASCII without escapes: text, and nothing to decode (nearly every request)
+    problems: list[dict[str, str]] = []
     if isinstance(raw_path, bytes) and not _is_text(unquote_to_bytes(raw_path)):
         problems.append({"field": "path", "message": "the path is not valid UTF-8 text"})
     try:
         check_storable(scope.get("path", ""), loc=("path",))
     except PayloadError:
         problems.append({"field": "path", "message": "the path contains a lone surrogate"})
-    for pair in bytes(scope.get("query_string", b"")).split(b"&"):
+    for pair in query.split(b"&"):
         name, _, value = pair.replace(b"+", b" ").partition(b"=")
         raw_name, raw_value = unquote_to_bytes(name), unquote_to_bytes(value)
         if not (_is_text(raw_name) and _is_text(raw_value)):
             label = raw_name.decode("utf-8", errors="replace") or "query"
             problems.append(problem(("query", label), "not valid UTF-8 text"))
     return problems
+
+
+def _plain(raw: object) -> bool:
+    return isinstance(raw, bytes) and raw.isascii() and b"%" not in raw
 
 
 def _is_text(raw: bytes) -> bool:
@@ -94,7 +101,7 @@ class RequestGuard:
             more = message.get("more_body", False)
         if body.strip():
             try:
-                parse_json(body)
+                check_json(body)
             except PayloadError as exc:
                 problems = [problem(p["loc"], p["msg"]) for p in exc.problems]
                 await _send_json(

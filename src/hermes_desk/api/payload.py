@@ -12,7 +12,16 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "PayloadError", "check_storable", "json_depth", "parse_json"]
+import orjson
+
+__all__ = [
+    "MAX_DEPTH",
+    "PayloadError",
+    "check_json",
+    "check_storable",
+    "json_depth",
+    "parse_json",
+]
 
 #: deepest nesting of objects and arrays accepted in a request (workflow inputs included)
 MAX_DEPTH = 32
@@ -121,3 +130,20 @@ def parse_json(raw: bytes | str, *, max_depth: int = MAX_DEPTH) -> Any:
         ) from exc
     check_storable(value, max_depth=max_depth)
     return value
+
+
+def check_json(raw: bytes, *, max_depth: int = MAX_DEPTH) -> None:
+    """Raise :class:`PayloadError` exactly when :func:`parse_json` would, without keeping the
+    value (the request guard's check of every body).
+
+    orjson (in C) is stricter than ``json.loads``: what it accepts, ``json.loads`` accepts as the
+    same document, and its strings never hold a lone surrogate, so only the depth is left to
+    check. Anything orjson refuses goes to :func:`parse_json` for the verdict and its message
+    (``json.loads`` also takes ``NaN``, UTF-16, integers past 64 bits)."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        parse_json(raw, max_depth=max_depth)
+        return
+    if _value_depth(value, max_depth + 1) > max_depth:
+        parse_json(raw, max_depth=max_depth)  # raises too_deep, with its message
