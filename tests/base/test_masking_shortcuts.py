@@ -137,3 +137,17 @@ def test_documents_are_masked_by_the_general_rules_whatever_the_types() -> None:
         masked = mask.data(document, key=key)
         assert masked == _reference_data(mask, document, key), document
         assert repr(masked) == repr(_reference_data(mask, document, key)), "same types too"
+
+
+def test_a_text_masked_again_gets_the_same_answer_under_each_maskers_kinds() -> None:
+    # Short texts' answers are kept per (kinds, text): a text masked under one set of kinds
+    # must not give its answer to a masker with other kinds, nor long texts (not kept) differ.
+    rng = random.Random(11)
+    texts = [_text(rng) for _ in range(300)]
+    texts += [" ".join(texts[i : i + 12]) for i in range(0, 240, 12)]  # past 256 characters
+    kind_sets = [frozenset(MASK_KINDS), frozenset({"phone"}), frozenset({"code", "email"})]
+    for _ in range(2):
+        for text in texts:
+            for kinds in kind_sets:
+                assert Masker(kinds).text(text) == _reference(kinds, text), (kinds, text)
+    assert any(len(t) > 256 for t in texts)

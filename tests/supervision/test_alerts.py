@@ -188,3 +188,21 @@ def test_the_alert_bench_scores_every_labelled_set() -> None:
         assert 0 <= row["precision"] <= 1 and 0 <= row["recall"] <= 1, kind
     wrong = figures["eval"]["misses"]
     assert all(m["want"] != m["got"] for m in wrong)
+
+
+def test_a_rules_phrases_hit_exactly_where_one_is_a_substring_of_the_line() -> None:
+    # The phrases are searched as one alternation; the verdict must be the plain substring
+    # test's, for every rule of the pack, on lines built from its phrases and their parts.
+    import random
+
+    from hermes_desk.supervision.alerts import _compile, _fold
+
+    alerts = load_pack("ecommerce").compliance.alerts
+    rng = random.Random(7)
+    for item in _compile([*alerts.customer, *alerts.agent]):
+        phrases = [_fold(p) for p in item.rule.phrases]
+        pieces = [*phrases, *(p[: len(p) // 2] for p in phrases), "您好", "order 42", " "]
+        for _ in range(200):
+            line = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 4)))
+            found = item.phrases is not None and item.phrases.search(line) is not None
+            assert found == any(p in line for p in phrases), (item.rule.kind, line)

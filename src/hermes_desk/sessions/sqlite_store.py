@@ -144,7 +144,14 @@ class SqliteSessionStore:
             ).fetchone()
             return SaveResult.STALE if live is not None else SaveResult.RETIRED
 
-        result = await self._worker.run(insert if create else update, transaction=True)
+        # An update is one conditional statement, atomic on its own: no BEGIN … COMMIT around
+        # it (two statements fewer, each a pass through the database's thread and the GIL on
+        # every turn). When it matched nothing, the look-up tells a newer version (stale) from a
+        # session retired meanwhile — either way the save failed.
+        if create:
+            result = await self._worker.run(insert, transaction=True)
+        else:
+            result = await self._worker.run(update)
         if result is SaveResult.WRITTEN:
             session.version = expected + 1
         return result

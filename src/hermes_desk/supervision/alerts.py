@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -54,7 +54,9 @@ class Alert:
 @dataclass(frozen=True)
 class _Compiled:
     rule: AlertRule
-    phrases: tuple[str, ...]
+    #: the rule's folded phrases as one alternation of literals: found anywhere in the folded
+    #: line exactly when one of them is a substring of it (one scan, not one per phrase)
+    phrases: re.Pattern[str] | None
     patterns: tuple[re.Pattern[str], ...]
     unless: tuple[str, ...]
     #: the rule's ``unless`` phrases as case-insensitive literal patterns, compiled once
@@ -70,7 +72,9 @@ class _Compiled:
             text = kept_case
             for pattern in self.unless_patterns:
                 text = pattern.sub(" ", text)
-        return any(p in folded for p in self.phrases) or any(p.search(text) for p in self.patterns)
+        if self.phrases is not None and self.phrases.search(folded):
+            return True
+        return any(p.search(text) for p in self.patterns)
 
 
 def _fold(text: str, *, keep_case: bool = False) -> str:
@@ -78,11 +82,17 @@ def _fold(text: str, *, keep_case: bool = False) -> str:
     return text if keep_case else text.casefold()
 
 
+def _literals(phrases: Iterable[str]) -> re.Pattern[str] | None:
+    # Longest first is not needed for a yes/no search; empty phrases match everywhere, as ``in``.
+    unique = sorted(set(phrases))
+    return re.compile("|".join(map(re.escape, unique))) if unique else None
+
+
 def _compile(rules: Sequence[AlertRule]) -> tuple[_Compiled, ...]:
     return tuple(
         _Compiled(
             rule,
-            tuple(_fold(p) for p in rule.phrases),
+            _literals(_fold(p) for p in rule.phrases),
             tuple(re.compile(p) for p in rule.patterns),
             tuple(_fold(p) for p in rule.unless),
             tuple(re.compile(re.escape(p), re.IGNORECASE) for p in rule.unless),
