@@ -1,3 +1,4 @@
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -96,7 +97,7 @@ async def test_async_run_goes_through_a_worker_thread(tmp_db_path: Path) -> None
 
 
 @pytest.mark.anyio
-async def test_a_read_runs_at_once_when_the_connection_is_free_and_waits_its_turn_otherwise(
+async def test_a_read_runs_at_once_beside_a_write_in_progress_and_sees_the_last_commit(
     tmp_db_path: Path,
 ) -> None:
     db = SqliteDatabase(tmp_db_path)
@@ -107,20 +108,72 @@ async def test_a_read_runs_at_once_when_the_connection_is_free_and_waits_its_tur
 
     held, release = threading.Event(), threading.Event()
 
-    def hold(conn: object) -> None:  # another call in the middle of its transaction
+    def write_slowly(conn: sqlite3.Connection) -> None:  # a write in the middle of its transaction
+        conn.execute("INSERT INTO items (name) VALUES ('b')")
         held.set()
         release.wait(10)
 
-    holder = threading.Thread(target=db.transaction, args=(hold,))
+    def count(c: sqlite3.Connection) -> tuple[int, int]:
+        return threading.get_ident(), c.execute("SELECT count(*) FROM items").fetchone()[0]
+
+    holder = threading.Thread(target=db.transaction, args=(write_slowly,))
     holder.start()
     held.wait(10)
+    # The database's connection is busy: the read goes on the read connection, at once, and
+    # reads the last commit (not the write in progress).
+    assert await db.read(count) == (caller, 1)
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        await db.read(lambda c: c.execute("DELETE FROM items"))
+    release.set()
+    holder.join()
+    assert await db.read(count) == (caller, 2), "a committed write is seen"
+    db.close()
+
+
+@pytest.mark.anyio
+async def test_a_read_waits_its_turn_when_both_connections_are_busy(tmp_db_path: Path) -> None:
+    db = SqliteDatabase(tmp_db_path)
+    await db.run(lambda c: apply_migrations(c, "demo", MIGRATIONS))
+    await db.run(lambda c: c.execute("INSERT INTO items (name) VALUES ('a')"), transaction=True)
+    caller = threading.get_ident()
+    reading, writing, release = threading.Event(), threading.Event(), threading.Event()
+
+    def read_slowly() -> None:  # another thread's read holds the read connection
+        with db.free_connection() as conn:
+            assert conn is not None
+            reading.set()
+            release.wait(10)
+
+    def write_slowly(conn: sqlite3.Connection) -> None:
+        writing.set()
+        release.wait(10)
+
+    threads = [
+        threading.Thread(target=read_slowly),
+        threading.Thread(target=db.transaction, args=(write_slowly,)),
+    ]
+    threads[0].start()
+    reading.wait(10)
+    threads[1].start()
+    writing.wait(10)
     threading.Timer(0.2, release.set).start()
-    # Never on the event loop while the connection is busy: queued, and answered once free.
+    # Never on the event loop while both are busy: queued, and answered once free.
     where, count = await db.read(
         lambda c: (threading.get_ident(), c.execute("SELECT count(*) FROM items").fetchone()[0])
     )
-    holder.join()
+    for thread in threads:
+        thread.join()
     assert where != caller and count == 1
+    db.close()
+
+
+def test_a_memory_database_reads_on_its_own_connection() -> None:
+    # A second ":memory:" connection would be another, empty database.
+    db = SqliteDatabase(":memory:")
+    db.call(lambda c: c.execute("CREATE TABLE t (x)"))
+    db.call(lambda c: c.execute("INSERT INTO t VALUES (1)"))
+    with db.free_connection() as conn:
+        assert conn is not None and conn.execute("SELECT x FROM t").fetchone()[0] == 1
     db.close()
 
 

@@ -231,10 +231,12 @@ async def _sqlite(
             ("delete", "normal", slow, 1),
             ("delete", "full", slow, 1),
         ):
+            db.close_reader()  # leaving WAL needs the file to itself
             await db.run(functools.partial(_pragmas, journal=journal, synchronous=sync))
             name = f"{journal}_{sync}" + (f"_x{concurrency}" if concurrency > 1 else "")
             runs[name] = await _writes(service, users, count, name, concurrency)
             say(f"sqlite: journal_mode={journal} synchronous={sync} x{concurrency}: {runs[name]}")
+        db.close_reader()
         await db.run(lambda c: _pragmas(c, "wal", "normal"))
         for concurrency in (1, 4):
             name = "wal_normal_existing_keys" + (f"_x{concurrency}" if concurrency > 1 else "")

@@ -124,7 +124,7 @@ class SqliteSnapshotStore:
 
     async def load(self, workflow_id: str) -> Snapshot | None:
         now = self._clock.now()
-        rows = await self._db.run(
+        rows = await self._db.read(  # keyed look-ups: on the loop when the connection is free
             lambda conn: conn.execute(
                 f"SELECT {_COLUMNS} FROM workflows WHERE id = ? AND expires_at > ?",
                 (workflow_id, now),
@@ -147,7 +147,7 @@ class SqliteSnapshotStore:
                 (workflow_id,),
             ).fetchall()
 
-        rows = await self._db.run(read)
+        rows = await self._db.read(read)
         return [SnapshotInfo(r["seq"], r["saved_at"], r["reason"], r["status"]) for r in rows]
 
     async def active(self, *, limit: int = 1000) -> list[Snapshot]:
