@@ -5,6 +5,7 @@ refusal — gets FastAPI's answer, byte for byte."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import iter_route_contexts
-from tests.api.conftest import API_KEY, contract_settings
+from tests.api.conftest import API_KEY, Api, contract_settings
 
 from demo_backend import create_app as create_backend
 from hermes_desk.api.app import create_app
@@ -24,24 +25,23 @@ from hermes_desk.testing.servers import serve_in_thread
 
 
 @dataclass
-class Served:
+class Served(Api):
     app: FastAPI
-    client: httpx.Client
 
-    def open_session(self, user: str) -> str:
-        response = self.client.post("/v1/sessions", json={"user_id": user, "resume": False})
-        assert response.status_code == 201, response.text
-        return str(response.json()["session_id"])
-
-    def both(self, path: str, **request: Any) -> tuple[httpx.Response, httpx.Response]:
-        """The request answered by the lean handler, then by FastAPI's (a dependency
-        overridden with itself sends every request there)."""
-        lean = self.client.post(path, **request)
+    @contextmanager
+    def fastapis_handler(self) -> Iterator[None]:
+        """Every request to FastAPI's own handler: a dependency overridden with itself."""
         self.app.dependency_overrides[get_runtime] = get_runtime
         try:
-            checked = self.client.post(path, **request)
+            yield
         finally:
             self.app.dependency_overrides.clear()
+
+    def both(self, path: str, **request: Any) -> tuple[httpx.Response, httpx.Response]:
+        """The request answered by the lean handler, then by FastAPI's."""
+        lean = self.client.post(path, **request)
+        with self.fastapis_handler():
+            checked = self.client.post(path, **request)
         return lean, checked
 
 
@@ -56,7 +56,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, pack_model_dir: Path) -> It
             serve_in_thread(app) as url,
             httpx.Client(base_url=url, headers={"X-API-Key": API_KEY}, timeout=60) as client,
         ):
-            yield Served(app, client)
+            yield Served(url, settings, client, app)
 
 
 def _calls(dependant: Dependant) -> set[Any]:
@@ -124,13 +124,10 @@ def test_a_turn_is_answered_alike_by_both_handlers(served: Served) -> None:
         lean = served.client.post(
             f"/v1/sessions/{lean_sid}/turns", json={"user_id": "u1003", "text": text}
         )
-        served.app.dependency_overrides[get_runtime] = get_runtime
-        try:
+        with served.fastapis_handler():
             checked = served.client.post(
                 f"/v1/sessions/{checked_sid}/turns", json={"user_id": "u1004", "text": text}
             )
-        finally:
-            served.app.dependency_overrides.clear()
         assert lean.status_code == checked.status_code == 200, (lean.text, checked.text)
         first, second = lean.json(), checked.json()
         assert set(first) == set(second)
