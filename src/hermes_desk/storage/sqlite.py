@@ -33,8 +33,13 @@ T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5_000
 
 
-def open_sqlite(path: str | Path, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
-    """Open (creating folders as needed) a SQLite file in WAL mode with a busy timeout."""
+def open_sqlite(
+    path: str | Path, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS, read_only: bool = False
+) -> sqlite3.Connection:
+    """Open (creating folders as needed) a SQLite file in WAL mode with a busy timeout.
+
+    ``read_only``: a connection that only reads (``query_only``) and leaves the file's journal
+    mode to the connection that writes (a database switched out of WAL stays so)."""
     target = str(path)
     if target != ":memory:":
         Path(target).parent.mkdir(parents=True, exist_ok=True)
@@ -43,6 +48,9 @@ def open_sqlite(path: str | Path, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> 
     )
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    if read_only:
+        conn.execute("PRAGMA query_only = ON")
+        return conn
     if target != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
@@ -152,18 +160,8 @@ class SqliteDatabase:
     def _open_reader(self) -> sqlite3.Connection | None:
         if self.path == ":memory:" or self._closed:
             return None
-        # The file's journal mode is the database connection's to set: not set here.
-        reader = sqlite3.connect(
-            self.path,
-            timeout=self._busy_timeout_ms / 1000,
-            check_same_thread=False,
-            isolation_level=None,
-        )
-        reader.row_factory = sqlite3.Row
-        reader.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
-        reader.execute("PRAGMA query_only = ON")
-        self._reader = reader
-        return reader
+        self._reader = open_sqlite(self.path, busy_timeout_ms=self._busy_timeout_ms, read_only=True)
+        return self._reader
 
     async def ping(self) -> None:
         """One ``SELECT 1`` off the event loop; BackendUnavailableError if the file cannot be
