@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_desk.errors import BackendUnavailableError, ConfigError
+from hermes_desk.errors import BackendUnavailableError, ConfigError, MisuseError
 from hermes_desk.storage import (
     Migration,
     SqliteDatabase,
@@ -174,6 +174,40 @@ def test_a_memory_database_reads_on_its_own_connection() -> None:
     db.call(lambda c: c.execute("INSERT INTO t VALUES (1)"))
     with db.free_connection() as conn:
         assert conn is not None and conn.execute("SELECT x FROM t").fetchone()[0] == 1
+    db.close()
+
+
+@pytest.mark.anyio
+async def test_out_of_wal_mode_reads_leave_the_event_loop(tmp_db_path: Path) -> None:
+    # Out of WAL a read waits for another process's writer (up to the busy timeout): never on
+    # the event loop. Leaving WAL also needs the read connection closed.
+    db = SqliteDatabase(tmp_db_path)
+    await db.run(lambda c: apply_migrations(c, "demo", MIGRATIONS))
+    await db.run(lambda c: c.execute("INSERT INTO items (name) VALUES ('a')"), transaction=True)
+    caller = threading.get_ident()
+
+    def where(c: sqlite3.Connection) -> tuple[int, int]:
+        return threading.get_ident(), c.execute("SELECT count(*) FROM items").fetchone()[0]
+
+    assert await db.read(where) == (caller, 1)
+    assert await db.set_journal_mode("delete") == "delete"
+    with db.free_connection() as conn:
+        assert conn is None
+    thread, count = await db.read(where)
+    assert thread != caller and count == 1
+    assert await db.set_journal_mode("WAL") == "wal"
+    assert await db.read(where) == (caller, 1)
+    db.close()
+
+
+@pytest.mark.anyio
+async def test_an_unknown_journal_mode_is_refused_and_changes_nothing(tmp_db_path: Path) -> None:
+    db = SqliteDatabase(tmp_db_path)
+    with pytest.raises(MisuseError, match="unknown SQLite journal mode 'wal; DROP TABLE x'"):
+        await db.set_journal_mode("wal; DROP TABLE x")
+    assert db.call(lambda c: c.execute("PRAGMA journal_mode").fetchone()[0]) == "wal"
+    with db.free_connection() as conn:
+        assert conn is not None
     db.close()
 
 

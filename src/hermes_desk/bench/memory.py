@@ -193,9 +193,8 @@ async def _multi_process_writes(
     }
 
 
-def _pragmas(conn: sqlite3.Connection, journal: str, synchronous: str) -> None:
-    conn.execute(f"PRAGMA journal_mode = {journal}")
-    conn.execute(f"PRAGMA synchronous = {synchronous}")
+def _synchronous(conn: sqlite3.Connection, level: str) -> None:
+    conn.execute(f"PRAGMA synchronous = {level}")
 
 
 def _service(store: MemoryStore) -> MemoryService:
@@ -231,13 +230,13 @@ async def _sqlite(
             ("delete", "normal", slow, 1),
             ("delete", "full", slow, 1),
         ):
-            db.close_reader()  # leaving WAL needs the file to itself
-            await db.run(functools.partial(_pragmas, journal=journal, synchronous=sync))
+            await db.set_journal_mode(journal)
+            await db.run(functools.partial(_synchronous, level=sync))
             name = f"{journal}_{sync}" + (f"_x{concurrency}" if concurrency > 1 else "")
             runs[name] = await _writes(service, users, count, name, concurrency)
             say(f"sqlite: journal_mode={journal} synchronous={sync} x{concurrency}: {runs[name]}")
-        db.close_reader()
-        await db.run(lambda c: _pragmas(c, "wal", "normal"))
+        await db.set_journal_mode("wal")
+        await db.run(functools.partial(_synchronous, level="normal"))
         for concurrency in (1, 4):
             name = "wal_normal_existing_keys" + (f"_x{concurrency}" if concurrency > 1 else "")
             runs[name] = await _writes(service, users, writes, name, concurrency, existing=per_user)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import anyio.to_thread
 
-from hermes_desk.errors import BackendUnavailableError
+from hermes_desk.errors import BackendUnavailableError, MisuseError
 
 if TYPE_CHECKING:
     from hermes_desk.storage.worker import SqliteWorker
@@ -31,6 +31,7 @@ __all__ = ["SqliteDatabase", "open_sqlite"]
 T = TypeVar("T")
 
 BUSY_TIMEOUT_MS = 5_000
+_JOURNAL_MODES = frozenset({"delete", "truncate", "persist", "memory", "wal", "off"})
 
 
 def open_sqlite(
@@ -77,6 +78,11 @@ class SqliteDatabase:
         self._reader: sqlite3.Connection | None = None
         self._reader_lock = threading.Lock()
         self._closed = False
+        # Reads on the caller's thread only where they never wait for a writer: WAL (a file on
+        # which WAL could not be set stays in its old mode), or a database of this process alone.
+        self._quick_reads = self._reads_beside_writes(
+            self._conn.execute("PRAGMA journal_mode").fetchone()[0]
+        )
 
     def call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         with self._lock:
@@ -132,7 +138,13 @@ class SqliteDatabase:
         went to the thread behind the write (measured: about one session look-up in two per
         turn). In WAL mode the read connection reads the last commit, as the database's own
         does between calls; a write whose caller has been answered is committed, so it is
-        seen. Then the database's own connection, as before."""
+        seen. Then the database's own connection, as before.
+
+        Always ``None`` out of WAL mode (:meth:`set_journal_mode`): there a read waits for a
+        writer of another process, for up to the busy timeout, which the event loop must not."""
+        if not self._quick_reads:
+            yield None
+            return
         if self._reader_lock.acquire(blocking=False):
             try:
                 reader = self._reader or self._open_reader()
@@ -149,9 +161,25 @@ class SqliteDatabase:
         finally:
             self._lock.release()
 
-    def close_reader(self) -> None:
-        """Close the read connection (the next read opens it again): leaving WAL mode needs
-        the file to itself."""
+    async def set_journal_mode(self, mode: str) -> str:
+        """Switch the file's journal mode (``wal``, ``delete``…) and give the mode now in
+        effect. Short reads stop running on the caller's thread first, and the read connection
+        is closed (leaving WAL needs the file to itself); they run there again once the mode is
+        WAL."""
+        if mode.lower() not in _JOURNAL_MODES:
+            raise MisuseError(
+                f"unknown SQLite journal mode {mode!r}: one of {sorted(_JOURNAL_MODES)}"
+            )
+        self._quick_reads = False
+        self._close_reader()
+        now = await self.run(lambda c: c.execute(f"PRAGMA journal_mode = {mode}").fetchone()[0])
+        self._quick_reads = self._reads_beside_writes(now)
+        return str(now)
+
+    def _reads_beside_writes(self, journal_mode: str) -> bool:
+        return self.path == ":memory:" or str(journal_mode).lower() == "wal"
+
+    def _close_reader(self) -> None:
         with self._reader_lock:
             if self._reader is not None:
                 self._reader.close()
@@ -179,4 +207,4 @@ class SqliteDatabase:
         with self._lock:
             self._closed = True
             self._conn.close()
-        self.close_reader()
+        self._close_reader()
