@@ -96,13 +96,19 @@ async def test_async_run_goes_through_a_worker_thread(tmp_db_path: Path) -> None
     db.close()
 
 
+async def _one_item(path: Path) -> SqliteDatabase:
+    """A database with the demo migrations and one item."""
+    db = SqliteDatabase(path)
+    await db.run(lambda c: apply_migrations(c, "demo", MIGRATIONS))
+    await db.run(lambda c: c.execute("INSERT INTO items (name) VALUES ('a')"), transaction=True)
+    return db
+
+
 @pytest.mark.anyio
 async def test_a_read_runs_at_once_beside_a_write_in_progress_and_sees_the_last_commit(
     tmp_db_path: Path,
 ) -> None:
-    db = SqliteDatabase(tmp_db_path)
-    await db.run(lambda c: apply_migrations(c, "demo", MIGRATIONS))
-    await db.run(lambda c: c.execute("INSERT INTO items (name) VALUES ('a')"), transaction=True)
+    db = await _one_item(tmp_db_path)
     caller = threading.get_ident()
     assert await db.read(lambda c: threading.get_ident()) == caller
 
@@ -132,9 +138,7 @@ async def test_a_read_runs_at_once_beside_a_write_in_progress_and_sees_the_last_
 
 @pytest.mark.anyio
 async def test_a_read_waits_its_turn_when_both_connections_are_busy(tmp_db_path: Path) -> None:
-    db = SqliteDatabase(tmp_db_path)
-    await db.run(lambda c: apply_migrations(c, "demo", MIGRATIONS))
-    await db.run(lambda c: c.execute("INSERT INTO items (name) VALUES ('a')"), transaction=True)
+    db = await _one_item(tmp_db_path)
     caller = threading.get_ident()
     reading, writing, release = threading.Event(), threading.Event(), threading.Event()
 
@@ -181,9 +185,7 @@ def test_a_memory_database_reads_on_its_own_connection() -> None:
 async def test_out_of_wal_mode_reads_leave_the_event_loop(tmp_db_path: Path) -> None:
     # Out of WAL a read waits for another process's writer (up to the busy timeout): never on
     # the event loop. Leaving WAL also needs the read connection closed.
-    db = SqliteDatabase(tmp_db_path)
-    await db.run(lambda c: apply_migrations(c, "demo", MIGRATIONS))
-    await db.run(lambda c: c.execute("INSERT INTO items (name) VALUES ('a')"), transaction=True)
+    db = await _one_item(tmp_db_path)
     caller = threading.get_ident()
 
     def where(c: sqlite3.Connection) -> tuple[int, int]:
