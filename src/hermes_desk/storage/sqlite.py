@@ -6,7 +6,8 @@ callers go through :meth:`SqliteDatabase.run`, which moves the work to a thread 
 database's own (:class:`~hermes_desk.storage.worker.SqliteWorker`) so the event loop never
 blocks on disk — and no call pays the generic worker-thread pool's bookkeeping. Short keyed
 reads (:meth:`SqliteDatabase.read`) run on the caller's thread, on a second, read-only
-connection, beside whatever the thread is writing.
+connection, beside whatever the thread is writing — in WAL mode only, where a read never waits
+for a writer.
 """
 
 from __future__ import annotations
