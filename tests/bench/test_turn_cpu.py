@@ -49,9 +49,14 @@ def test_more_conversations_than_customers_is_refused() -> None:
 def test_every_measured_turn_is_answered_and_counted(tmp_path: Path, pack_model_dir: Path) -> None:
     figures = run_turn_cpu(
         conversations=12, clients=3, warmup=2, model_dir=pack_model_dir, workdir=tmp_path,
-        progress=lambda line: None,
+        pin=True, progress=lambda line: None,
     )  # fmt: skip
     assert figures["turn_errors"] == 0, figures["error_examples"]
+    if figures["pinned"]:  # the core's speed was probed beside the worker
+        assert figures["host_speed"]["probe_samples"] >= 1
+        assert figures["host_speed"]["slowdown"] >= 1.0
+    else:
+        assert figures["host_speed"] is None
     plan = plan_conversations(make_customers(14)[1], 14)[2:]
     assert figures["turns_answered"] == sum(len(p.lines) for p in plan)
     assert figures["worker_cpu_s"] > 0
@@ -130,11 +135,12 @@ def test_the_command_refuses_what_it_cannot_run_before_starting_anything(
 
 def test_a_series_keeps_every_run_and_names_its_median_and_least() -> None:
     runs = [
-        {"cpu_ms_per_turn": 3.4, "turn_errors": 0},
-        {"cpu_ms_per_turn": 2.9, "turn_errors": 1},
-        {"cpu_ms_per_turn": 4.1, "turn_errors": 0},
+        {"cpu_ms_per_turn": 3.4, "turn_errors": 0, "host_speed": {"probe_ms_mean": 1.5}},
+        {"cpu_ms_per_turn": 2.9, "turn_errors": 1, "host_speed": None},
+        {"cpu_ms_per_turn": 4.1, "turn_errors": 0, "host_speed": {"probe_ms_mean": 2.6}},
     ]
     series = series_figures(runs)
+    assert series["probe_ms_mean_each"] == [1.5, None, 2.6], "each run's speed, or none"
     assert series["runs"] == runs
     assert series["cpu_ms_per_turn_each"] == [3.4, 2.9, 4.1]
     assert series["cpu_ms_per_turn_median"] == 3.4

@@ -43,6 +43,7 @@ from typing import Any
 import httpx
 
 from hermes_desk.bench.conversations import CODE, pick_kind, script
+from hermes_desk.bench.host_probe import HostProbe, host_speed
 from hermes_desk.bench.load import percentile, profile_top
 from hermes_desk.bench.load_cluster import Worker, build_cluster, cpu_seconds, rss_bytes
 
@@ -107,6 +108,7 @@ def run_turn_cpu(
     )  # fmt: skip
     plan = plan_conversations(cluster.customers, conversations + warmup, seed)
     own_cores = os.sched_getaffinity(0)
+    probe: HostProbe | None = None
     try:
         progress(f"starting a worker (stores {stores}) in {work}")
         cluster.start()
@@ -122,21 +124,29 @@ def run_turn_cpu(
             measured = list(zip(plan[warmup:], sessions[warmup:], strict=True))
             progress(f"measuring: {len(measured)} conversations from {clients} clients")
             spy = _spy(worker.pid, work) if profile else None
+            # The core's speed over the same seconds, beside the worker (host_probe).
+            if pinned:
+                probe = HostProbe(worker_core(own_cores))
+                probe.start()
             cpu_before, rss_before = cpu_seconds(worker.pid), rss_bytes(worker.pid)
             started = time.time()
             results = _hold(cluster.url, measured, clients)
             wall = time.time() - started
             cpu = cpu_seconds(worker.pid) - cpu_before
+            speed = host_speed(probe.stop()) if probe is not None else None
             rss_after = rss_bytes(worker.pid)
             profiled = _stop_spy(spy, work) if spy is not None else None
             progress("closing the sessions")
             for planned, session_id in zip(plan, sessions, strict=True):
                 client.delete(f"/v1/sessions/{session_id}", params={"user_id": planned.user})
     finally:
+        if probe is not None:
+            probe.stop()  # nothing once stopped; a probe left by a failure must not run on
         os.sched_setaffinity(0, own_cores)
         cluster.stop()
     figures = _figures(results, cpu, wall, rss_before, rss_after, stores, clients, profiled, work)
     figures["pinned"] = pinned
+    figures["host_speed"] = speed
     return figures
 
 
@@ -146,10 +156,11 @@ def pin_apart(worker_pids: Sequence[int], backend_pid: int) -> bool:
     two-core machine the clients and the backend otherwise run on the worker's core between its
     turns and leave their data in its caches, which the worker's CPU figure then pays for; a
     worker in production has its core to itself. False (nothing changed) with one core."""
-    cpus = sorted(os.sched_getaffinity(0))
+    cpus = os.sched_getaffinity(0)
     if len(cpus) < 2:
         return False
-    alone, others = {cpus[-1]}, set(cpus[:-1])
+    alone = {worker_core(cpus)}
+    others = cpus - alone
     placed = [(pid, alone) for pid in worker_pids] + [(backend_pid, others)]
     for pid, cores in placed:
         for task in Path(f"/proc/{pid}/task").iterdir():
@@ -157,6 +168,11 @@ def pin_apart(worker_pids: Sequence[int], backend_pid: int) -> bool:
                 os.sched_setaffinity(int(task.name), cores)
     os.sched_setaffinity(0, others)
     return True
+
+
+def worker_core(cpus: set[int]) -> int:
+    """The core :func:`pin_apart` gives the workers, of the cores ``cpus`` this process may use."""
+    return max(cpus)
 
 
 @dataclass(frozen=True)
@@ -385,10 +401,15 @@ def series_figures(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "cpu_ms_per_turn_each": each,
         "cpu_ms_per_turn_median": round(statistics.median(each), 3) if each else None,
         "cpu_ms_per_turn_min": min(each) if each else None,
+        # How fast the worker's core ran in each run (host_probe): a figure is read with it.
+        "probe_ms_mean_each": [(r.get("host_speed") or {}).get("probe_ms_mean") for r in runs],
     }
 
 
 def summary_line(figures: dict[str, Any]) -> str:
     """One line for the progress output."""
     keys = ("turns_answered", "turn_errors", "turns_per_s", "cpu_ms_per_turn", "worker_cores_used")
-    return json.dumps({k: figures[k] for k in keys})
+    line = {k: figures[k] for k in keys}
+    if figures.get("host_speed"):
+        line["probe_ms_mean"] = figures["host_speed"]["probe_ms_mean"]
+    return json.dumps(line)
