@@ -18,6 +18,7 @@ from hermes_desk.bench.conversations import CODE, MIX
 from hermes_desk.bench.load_cluster import make_customers
 from hermes_desk.bench.turn_cpu import (
     Rival,
+    _source_first,
     pair_series,
     pin_apart,
     plan_conversations,
@@ -26,6 +27,9 @@ from hermes_desk.bench.turn_cpu import (
     series_figures,
 )
 from hermes_desk.cli.bench import app
+
+ROOT = Path(__file__).resolve().parents[2]
+TWO_CORES = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores")
 
 
 def test_the_plan_gives_each_conversation_its_own_customer_and_the_article_mix() -> None:
@@ -46,10 +50,13 @@ def test_more_conversations_than_customers_is_refused() -> None:
 
 
 @pytest.mark.slow
-def test_every_measured_turn_is_answered_and_counted(tmp_path: Path, pack_model_dir: Path) -> None:
+@pytest.mark.parametrize("tree", [None, "this checkout, as another tree"])
+def test_every_measured_turn_is_answered_and_counted(
+    tmp_path: Path, pack_model_dir: Path, tree: str | None
+) -> None:
     figures = run_turn_cpu(
         conversations=12, clients=3, warmup=2, model_dir=pack_model_dir, workdir=tmp_path,
-        pin=True, progress=lambda line: None,
+        pin=True, tree=ROOT if tree else None, progress=lambda line: None,
     )  # fmt: skip
     assert figures["turn_errors"] == 0, figures["error_examples"]
     if figures["pinned"]:  # the core's speed was probed beside the worker
@@ -62,10 +69,6 @@ def test_every_measured_turn_is_answered_and_counted(tmp_path: Path, pack_model_
     assert figures["worker_cpu_s"] > 0
     assert figures["cpu_ms_per_turn"] is not None
     assert sum(figures["turns_by_kind"].values()) == figures["turns_answered"]
-
-
-ROOT = Path(__file__).resolve().parents[2]
-TWO_CORES = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores")
 
 
 @pytest.mark.slow
@@ -106,6 +109,16 @@ def test_a_pair_series_gives_each_ratio_and_their_geometric_mean() -> None:
     assert series["turn_errors"] == 2
 
 
+def test_another_tree_goes_first_on_the_workers_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    env: dict[str, str] = {"HERMES_SERVICE__DATA_DIR": "/data"}
+    monkeypatch.setenv("PYTHONPATH", "/already/there")
+    _source_first(env, ROOT / "src")
+    assert env["PYTHONPATH"] == os.pathsep.join([str(ROOT / "src"), "/already/there"])
+    monkeypatch.delenv("PYTHONPATH")
+    _source_first(env, ROOT / "src")
+    assert env == {"HERMES_SERVICE__DATA_DIR": "/data", "PYTHONPATH": str(ROOT / "src")}
+
+
 def test_a_rival_tree_without_the_package_is_named() -> None:
     with pytest.raises(ValueError, match="holds no hermes_desk package"):
         Rival(source=ROOT / "docs").package_root()
@@ -123,6 +136,8 @@ def test_a_rival_tree_without_the_package_is_named() -> None:
         (["--against-tree", str(ROOT / "docs")], "--against-tree"),
         (["--against-tree", str(ROOT), "--stores", "shared"], "--stores"),
         (["--against-tree", str(ROOT), "--profile"], "--profile"),
+        (["--tree", str(ROOT / "docs")], "--tree"),
+        (["--tree", str(ROOT), "--against-tree", str(ROOT)], "--tree"),
     ],
 )
 def test_the_command_refuses_what_it_cannot_run_before_starting_anything(

@@ -96,16 +96,22 @@ def run_turn_cpu(
     seed: int = 1,
     profile: bool = False,
     pin: bool = False,
+    tree: Path | None = None,
     progress: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Start a worker, hold ``conversations`` conversations' turns from ``clients`` clients,
     and return the worker's CPU per turn with the counts and latencies behind it. ``pin``: the
-    worker alone on one core, the backend and the clients on the others (:func:`pin_apart`)."""
+    worker alone on one core, the backend and the clients on the others (:func:`pin_apart`).
+    ``tree``: the worker runs that checkout's ``hermes_desk`` (an older tree measured with this
+    driver, in runs alternating with this tree's)."""
+    root = Rival(source=tree).package_root()
     work = workdir or Path(tempfile.mkdtemp(prefix="hermes-turn-cpu-"))
     cluster = build_cluster(
         work, workers=1, stores=stores, customers=conversations + warmup, model_dir=model_dir,
         redis_url=redis_url, postgres_dsn=postgres_dsn, balancer=False,
     )  # fmt: skip
+    if root is not None:
+        _source_first(cluster.workers[0].env, root)
     plan = plan_conversations(cluster.customers, conversations + warmup, seed)
     own_cores = os.sched_getaffinity(0)
     probe: HostProbe | None = None
@@ -231,7 +237,7 @@ def run_paired(
     ours = cluster.workers[0]
     env = {**ours.env, "HERMES_SERVICE__DATA_DIR": str(work / "data-rival")}
     if root is not None:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
+        _source_first(env, root)
     theirs = Worker(1, work, env, python=rival.python or sys.executable)
     # Cluster.start starts its first worker first; the second's start overlaps nothing.
     cluster.workers = [theirs, ours] if rival_first else [ours, theirs]
@@ -297,6 +303,11 @@ def pair_series(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "this_cpu_ms_per_turn_each": [r["this"]["cpu_ms_per_turn"] for r in runs],
         "rival_cpu_ms_per_turn_each": [r["rival_figures"]["cpu_ms_per_turn"] for r in runs],
     }
+
+
+def _source_first(env: dict[str, str], root: Path) -> None:
+    """A worker's environment with ``root``'s ``hermes_desk`` first on its path."""
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
 
 
 def _open(client: httpx.Client, user: str) -> str:

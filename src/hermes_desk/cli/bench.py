@@ -307,6 +307,13 @@ def turn_cpu(
             "--pin", help="the worker alone on one core, the backend and the clients on the rest"
         ),
     ] = False,
+    tree: Annotated[
+        Path | None,
+        typer.Option(
+            help="run the worker from another checkout's hermes_desk (its src/ first on "
+            "PYTHONPATH), with this tree's driver and backend"
+        ),
+    ] = None,
     against_python: Annotated[
         str | None,
         typer.Option(
@@ -327,8 +334,9 @@ def turn_cpu(
     article's mix, no think time) from concurrent clients; the worker's CPU over the turns.
     With --runs N, every run's figure, their median and the least. With --against-python or
     --against-tree, two workers side by side on one core and the ratio of their figures (a
-    series alternates which starts first, and gives the ratios' geometric mean)."""
-    from hermes_desk.bench.turn_cpu import run_turn_cpu, series_figures, summary_line
+    series alternates which starts first, and gives the ratios' geometric mean). With --pin,
+    each run also says how fast the worker's core ran (host_speed)."""
+    from hermes_desk.bench.turn_cpu import Rival, run_turn_cpu, series_figures, summary_line
 
     _check_stores(stores)
     if conversations < 1 or clients < 1:
@@ -341,11 +349,19 @@ def turn_cpu(
             raise typer.BadParameter(
                 "--profile is for one worker, not a paired run", param_hint="--profile"
             )
+        if tree is not None:
+            raise typer.BadParameter(
+                "--tree runs one worker; a paired run takes --against-tree", param_hint="--tree"
+            )
         _turn_cpu_paired(
             against_python, against_tree, stores=stores, conversations=conversations,
             clients=clients, model_dir=model_dir, workdir=workdir, runs=runs, out=out,
         )  # fmt: skip
         return
+    try:
+        Rival(source=tree).package_root()
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--tree") from exc
     machine = _machine()
     each = []
     for run in range(1, runs + 1):
@@ -361,6 +377,7 @@ def turn_cpu(
             workdir=workdir / f"run-{run}" if workdir is not None and runs > 1 else workdir,
             profile=profile,
             pin=pin,
+            tree=tree,
             progress=lambda line: typer.echo(line, err=True),
         )
         typer.echo(summary_line(figures), err=True)
