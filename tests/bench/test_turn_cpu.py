@@ -18,6 +18,7 @@ from hermes_desk.bench.conversations import CODE, MIX
 from hermes_desk.bench.load_cluster import make_customers
 from hermes_desk.bench.turn_cpu import (
     Rival,
+    _backend_requests,
     _source_first,
     pair_series,
     pin_apart,
@@ -69,6 +70,25 @@ def test_every_measured_turn_is_answered_and_counted(
     assert figures["worker_cpu_s"] > 0
     assert figures["cpu_ms_per_turn"] is not None
     assert sum(figures["turns_by_kind"].values()) == figures["turns_answered"]
+    asked = figures["backend_requests"]
+    assert asked["complete"] and asked["total"] > 0, "the turns looked orders up"
+    assert sum(asked["by_route"].values()) == asked["total"]
+
+
+def test_backend_requests_are_counted_by_route_and_a_dropped_start_is_told() -> None:
+    entries = [
+        {"seq": 8, "method": "GET", "endpoint": "get_order"},
+        {"seq": 9, "method": "GET", "endpoint": "get_shipment"},
+        {"seq": 10, "method": "GET", "endpoint": "get_order"},
+    ]
+    counted = _backend_requests(entries, since=7)
+    assert counted == {
+        "total": 3,
+        "complete": True,
+        "by_route": {"GET get_order": 2, "GET get_shipment": 1},
+    }
+    assert _backend_requests(entries, since=5)["complete"] is False, "seq 6 and 7 were dropped"
+    assert _backend_requests([], since=5) == {"total": 0, "complete": True, "by_route": {}}
 
 
 @pytest.mark.slow

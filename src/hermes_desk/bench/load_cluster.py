@@ -54,6 +54,7 @@ BACKEND_LATENCY_MS: Mapping[str, int] = {
     "issue_refund": 150, "create_ticket": 80, "add_ticket_note": 60, "get_support": 20,
 }  # fmt: skip
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
+_PAST_ANY_SEQ = 2**62  # asks the backend's log for no entries, only its last sequence number
 
 
 def free_port() -> int:
@@ -175,9 +176,17 @@ class Backend:
     def clear_faults(self) -> None:
         httpx.delete(f"{self.url}/_faults", timeout=10).raise_for_status()
 
-    def log(self) -> list[dict[str, Any]]:
-        entries: list[dict[str, Any]] = httpx.get(f"{self.url}/_log", timeout=60).json()["entries"]
+    def log(self, since: int = 0) -> list[dict[str, Any]]:
+        """The requests the backend answered after sequence number ``since`` (it keeps the
+        last 10,000)."""
+        response = httpx.get(f"{self.url}/_log", params={"since": since}, timeout=60)
+        entries: list[dict[str, Any]] = response.json()["entries"]
         return entries
+
+    def last_seq(self) -> int:
+        """The sequence number of the last request the backend logged."""
+        response = httpx.get(f"{self.url}/_log", params={"since": _PAST_ANY_SEQ}, timeout=60)
+        return int(response.json()["last_seq"])
 
     def stop(self) -> None:
         _stop(self.proc)

@@ -7,8 +7,10 @@ conversations`) from ``clients`` concurrent clients, each holding one conversati
 no think time, and closes the sessions afterwards. The worker's CPU seconds (``/proc``) are
 counted only while the turns run, so the figure is a turn's and nothing else's — opening,
 approving and closing, which a whole conversation adds, are in ``hermes-desk bench load``'s
-figure instead. A password reset's SMS code is not sent here (nobody approves the SMS), so its
-conversation goes on with the follow-ups.
+figure instead. A password reset's SMS code is sent (the pack's one write without an approval)
+but never read back here, so the reset waits and its conversation goes on with the follow-ups.
+The figures count the backend requests the measured turns made, by route: trees compare only
+when their turns ask the backend for the same things.
 
 This is a measurement driver, not a load test: a fixed amount of work at a fixed concurrency;
 the load itself (think times, capacity, faults) is Locust's, in :mod:`hermes_desk.bench.load`.
@@ -134,6 +136,7 @@ def run_turn_cpu(
             if pinned:
                 probe = HostProbe(worker_core(own_cores))
                 probe.start()
+            seq_before = cluster.backend.last_seq()
             cpu_before, rss_before = cpu_seconds(worker.pid), rss_bytes(worker.pid)
             started = time.time()
             results = _hold(cluster.url, measured, clients)
@@ -142,6 +145,7 @@ def run_turn_cpu(
             speed = host_speed(probe.stop()) if probe is not None else None
             rss_after = rss_bytes(worker.pid)
             profiled = _stop_spy(spy, work) if spy is not None else None
+            requests = _backend_requests(cluster.backend.log(seq_before), seq_before)
             progress("closing the sessions")
             for planned, session_id in zip(plan, sessions, strict=True):
                 client.delete(f"/v1/sessions/{session_id}", params={"user_id": planned.user})
@@ -153,6 +157,7 @@ def run_turn_cpu(
     figures = _figures(results, cpu, wall, rss_before, rss_after, stores, clients, profiled, work)
     figures["pinned"] = pinned
     figures["host_speed"] = speed
+    figures["backend_requests"] = requests
     return figures
 
 
@@ -308,6 +313,18 @@ def pair_series(runs: list[dict[str, Any]]) -> dict[str, Any]:
 def _source_first(env: dict[str, str], root: Path) -> None:
     """A worker's environment with ``root``'s ``hermes_desk`` first on its path."""
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
+
+
+def _backend_requests(entries: list[dict[str, Any]], since: int) -> dict[str, Any]:
+    """The backend requests the measured turns made, by route: two trees' CPU per turn compare
+    only if their turns ask the backend for the same things. ``complete`` is false when the
+    backend's bounded log had already dropped some."""
+    by_route = Counter(f"{e['method']} {e['endpoint']}" for e in entries)
+    return {
+        "total": len(entries),
+        "complete": not entries or entries[0]["seq"] == since + 1,
+        "by_route": dict(sorted(by_route.items())),
+    }
 
 
 def _open(client: httpx.Client, user: str) -> str:
