@@ -123,30 +123,28 @@ def run_turn_cpu(
         pinned = pin and pin_apart([cluster.workers[0].pid], cluster.backend.pid)
         if pin and not pinned:
             progress("one core only: nothing pinned")
+        progress(f"opening {len(plan)} sessions, warming up: {warmup} conversations")
+        sessions = _open_and_warm(cluster.url, plan, warmup, clients)
+        worker = cluster.workers[0]
+        measured = list(zip(plan[warmup:], sessions[warmup:], strict=True))
+        progress(f"measuring: {len(measured)} conversations from {clients} clients")
+        spy = _spy(worker.pid, work) if profile else None
+        # The core's speed over the same seconds, beside the worker (host_probe).
+        if pinned:
+            probe = HostProbe(worker_core(own_cores))
+            probe.start()
+        seq_before = cluster.backend.last_seq()
+        cpu_before, rss_before = cpu_seconds(worker.pid), rss_bytes(worker.pid)
+        started = time.time()
+        results = _hold(cluster.url, measured, clients)
+        wall = time.time() - started
+        cpu = cpu_seconds(worker.pid) - cpu_before
+        speed = host_speed(probe.stop()) if probe is not None else None
+        rss_after = rss_bytes(worker.pid)
+        profiled = _stop_spy(spy, work) if spy is not None else None
+        requests = _backend_requests(cluster.backend.log(seq_before), seq_before)
+        progress("closing the sessions")
         with httpx.Client(base_url=cluster.url, timeout=60) as client:
-            progress(f"opening {len(plan)} sessions")
-            sessions = [_open(client, p.user) for p in plan]
-            progress(f"warming up: {warmup} conversations")
-            _hold(cluster.url, list(zip(plan[:warmup], sessions[:warmup], strict=True)), clients)
-            worker = cluster.workers[0]
-            measured = list(zip(plan[warmup:], sessions[warmup:], strict=True))
-            progress(f"measuring: {len(measured)} conversations from {clients} clients")
-            spy = _spy(worker.pid, work) if profile else None
-            # The core's speed over the same seconds, beside the worker (host_probe).
-            if pinned:
-                probe = HostProbe(worker_core(own_cores))
-                probe.start()
-            seq_before = cluster.backend.last_seq()
-            cpu_before, rss_before = cpu_seconds(worker.pid), rss_bytes(worker.pid)
-            started = time.time()
-            results = _hold(cluster.url, measured, clients)
-            wall = time.time() - started
-            cpu = cpu_seconds(worker.pid) - cpu_before
-            speed = host_speed(probe.stop()) if probe is not None else None
-            rss_after = rss_bytes(worker.pid)
-            profiled = _stop_spy(spy, work) if spy is not None else None
-            requests = _backend_requests(cluster.backend.log(seq_before), seq_before)
-            progress("closing the sessions")
             for planned, session_id in zip(plan, sessions, strict=True):
                 client.delete(f"/v1/sessions/{session_id}", params={"user_id": planned.user})
     finally:
@@ -256,9 +254,7 @@ def run_paired(
         sessions: dict[int, list[str]] = {}
         for worker in cluster.workers:
             progress(f"worker {worker.index}: opening {len(plan)} sessions, warming up")
-            with httpx.Client(base_url=worker.url, timeout=60) as client:
-                sessions[worker.index] = opened = [_open(client, p.user) for p in plan]
-            _hold(worker.url, list(zip(plan[:warmup], opened[:warmup], strict=True)), half)
+            sessions[worker.index] = _open_and_warm(worker.url, plan, warmup, half)
         progress(f"measuring both: {conversations} conversations and {half} clients each")
         results: dict[int, list[dict[str, Any]]] = {}
 
@@ -325,6 +321,15 @@ def _backend_requests(entries: list[dict[str, Any]], since: int) -> dict[str, An
         "complete": not entries or entries[0]["seq"] == since + 1,
         "by_route": dict(sorted(by_route.items())),
     }
+
+
+def _open_and_warm(url: str, plan: list[Planned], warmup: int, clients: int) -> list[str]:
+    """A session opened for every planned conversation, then the first ``warmup`` of them held
+    from ``clients`` clients; the sessions' ids in the plan's order."""
+    with httpx.Client(base_url=url, timeout=60) as client:
+        sessions = [_open(client, p.user) for p in plan]
+    _hold(url, list(zip(plan[:warmup], sessions[:warmup], strict=True)), clients)
+    return sessions
 
 
 def _open(client: httpx.Client, user: str) -> str:
