@@ -180,12 +180,14 @@ class Backend:
         """The requests the backend answered after sequence number ``since`` (it keeps the
         last 10,000)."""
         response = httpx.get(f"{self.url}/_log", params={"since": since}, timeout=60)
+        response.raise_for_status()
         entries: list[dict[str, Any]] = response.json()["entries"]
         return entries
 
     def last_seq(self) -> int:
         """The sequence number of the last request the backend logged."""
         response = httpx.get(f"{self.url}/_log", params={"since": _PAST_ANY_SEQ}, timeout=60)
+        response.raise_for_status()
         return int(response.json()["last_seq"])
 
     def stop(self) -> None:
