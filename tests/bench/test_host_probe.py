@@ -4,6 +4,8 @@ looks at how long anything took."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -57,3 +59,15 @@ def test_a_probe_that_cannot_start_is_named() -> None:
     probe = HostProbe(core=10_000)  # no such core: the probe fails before it is ready
     with pytest.raises(RuntimeError, match="did not start"):
         probe.start()
+
+
+def test_a_probe_that_does_not_answer_is_killed_not_left_running() -> None:
+    probe = HostProbe(max(os.sched_getaffinity(0)))
+    probe.start()
+    pid = probe.pid
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)  # a stopped process never answers the request to stop
+    with pytest.raises(subprocess.TimeoutExpired):
+        probe.stop(timeout_s=0.2)
+    assert not Path(f"/proc/{pid}").exists(), "killed and reaped"
+    assert probe.stop() == []

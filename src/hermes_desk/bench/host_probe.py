@@ -91,12 +91,19 @@ class HostProbe:
             raise RuntimeError(f"the host probe did not start on core {self.core}: {last}")
         self._proc = proc
 
-    def stop(self) -> list[float]:
+    def stop(self, *, timeout_s: float = 60.0) -> list[float]:
+        """The probe's times; a probe that does not answer within ``timeout_s`` is killed (it
+        must not go on running on the worker's core) and TimeoutExpired raised."""
         proc, self._proc = self._proc, None
         if proc is None:
             return []
         proc.send_signal(signal.SIGTERM)
-        out, _ = proc.communicate(timeout=60)
+        try:
+            out, _ = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise
         return [float(x) for x in json.loads(out or "[]")]
 
 
