@@ -148,7 +148,10 @@ def test_one_customer_never_sees_another_customers_order(service: Service) -> No
     sid = service.open_session("u1009")["session_id"]
     out = service.turn(sid, "u1009", "我的订单202405201234到哪了")
     text = str(out)
-    assert "顺丰" not in text and "SF" not in text, "no carrier or tracking of u1001's parcel"
+    # u1001's parcel: its carrier, tracking number and last scan (not a bare "SF", which a
+    # random session id can hold)
+    parcel = ("顺丰", "SF1402385567921", "北京顺义集散中心")
+    assert [v for v in parcel if v in text] == [], "no carrier or tracking of u1001's parcel"
     assert out["suggestion"]["situation"] == "not_found", out["suggestion"]
     refund = service.turn(sid, "u1009", "我要退货退款，订单202405181001")
     for proposal in refund["proposals"]:
