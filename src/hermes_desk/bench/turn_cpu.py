@@ -149,7 +149,10 @@ def run_turn_cpu(
                 client.delete(f"/v1/sessions/{session_id}", params={"user_id": planned.user})
     finally:
         if probe is not None:
-            probe.stop()  # nothing once stopped; a probe left by a failure must not run on
+            # Nothing once stopped. One left by a failure is stopped (killed if it does not
+            # answer) without hiding that failure or leaving the cluster running.
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                probe.stop()
         os.sched_setaffinity(0, own_cores)
         cluster.stop()
     figures = _figures(results, cpu, wall, rss_before, rss_after, stores, clients, profiled, work)
