@@ -239,7 +239,10 @@ async def test_another_customers_record_reads_as_not_found_and_leaks_nothing(
         assert theirs.error == "record belongs to another customer"
         [event] = sink.events(name="tool.ownership_mismatch")
         assert event.request_id == "ses_demo" and event.data == {"tool": "get_order"}
-        logged = " ".join(str(e.data) for e in sink.events())
+        # All but the call's latency, a real clock's, which may read 89.0x ms.
+        logged = " ".join(
+            str({k: v for k, v in e.data.items() if k != "latency_ms"}) for e in sink.events()
+        )
         assert "u1002" not in logged and "89.0" not in logged  # nothing of the record
         phone = await _run(executor, {"name": "check_phone", "arguments": {"phone": "13912345678"}})
         assert phone.status is ToolStatus.NOT_FOUND  # u1002's phone
