@@ -203,6 +203,25 @@ async def test_out_of_wal_mode_reads_leave_the_event_loop(tmp_db_path: Path) -> 
 
 
 @pytest.mark.anyio
+async def test_a_refused_journal_switch_keeps_reads_beside_writes(tmp_db_path: Path) -> None:
+    # Leaving WAL needs the file to itself: another process's open read refuses the switch,
+    # the file stays in WAL, and so do reads on the caller's thread.
+    db = SqliteDatabase(tmp_db_path, busy_timeout_ms=50)
+    await db.run(lambda c: apply_migrations(c, "demo", MIGRATIONS))
+    other = open_sqlite(tmp_db_path)
+    other.execute("BEGIN")
+    other.execute("SELECT count(*) FROM items").fetchone()
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        await db.set_journal_mode("delete")
+    other.execute("ROLLBACK")
+    other.close()
+    assert db.call(lambda c: c.execute("PRAGMA journal_mode").fetchone()[0]) == "wal"
+    with db.free_connection() as conn:
+        assert conn is not None, "the file is still in WAL: reads stay beside writes"
+    db.close()
+
+
+@pytest.mark.anyio
 async def test_an_unknown_journal_mode_is_refused_and_changes_nothing(tmp_db_path: Path) -> None:
     db = SqliteDatabase(tmp_db_path)
     with pytest.raises(MisuseError, match="unknown SQLite journal mode 'wal; DROP TABLE x'"):

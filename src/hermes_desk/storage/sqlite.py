@@ -16,7 +16,7 @@ import asyncio
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -173,7 +173,15 @@ class SqliteDatabase:
             )
         self._quick_reads = False
         self._close_reader()
-        now = await self.run(lambda c: c.execute(f"PRAGMA journal_mode = {mode}").fetchone()[0])
+        try:
+            now = await self.run(lambda c: c.execute(f"PRAGMA journal_mode = {mode}").fetchone()[0])
+        except Exception:
+            # A switch refused (another connection reading, say) leaves the mode as it was;
+            # quick reads follow the mode in effect, not the one asked for.
+            with suppress(Exception):
+                kept = await self.run(lambda c: c.execute("PRAGMA journal_mode").fetchone()[0])
+                self._quick_reads = self._reads_beside_writes(kept)
+            raise
         self._quick_reads = self._reads_beside_writes(now)
         return str(now)
 
