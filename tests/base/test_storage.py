@@ -204,7 +204,7 @@ async def test_out_of_wal_mode_reads_leave_the_event_loop(tmp_db_path: Path) -> 
 
 @pytest.mark.anyio
 async def test_a_refused_journal_switch_keeps_reads_beside_writes(tmp_db_path: Path) -> None:
-    # Leaving WAL needs the file to itself: another process's open read refuses the switch,
+    # Leaving WAL needs the file to itself: another connection's open read refuses the switch,
     # the file stays in WAL, and so do reads on the caller's thread.
     db = SqliteDatabase(tmp_db_path, busy_timeout_ms=50)
     await db.run(lambda c: apply_migrations(c, "demo", MIGRATIONS))
