@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import httpx
+from demo_backend.state import load_sample_data
 
 from tests.e2e.conftest import Service
 
@@ -213,3 +214,46 @@ def test_an_order_of_another_customer_reads_as_not_found_in_english(service: Ser
     out = service.turn(sid, "u1002", "Where is my order 202405201234?")
     assert out["suggestion"]["situation"] == "not_found"
     assert "could not find order 202405201234" in out["suggestion"]["text"]
+
+
+def test_a_parcel_that_arrived_or_never_will_is_not_promised_a_date(service: Service) -> None:
+    data = load_sample_data()
+    owners = {order["order_id"]: order["user_id"] for order in data["orders"]}
+    ended = {
+        "delivered": ("delivered", "已签收"),
+        "lost": ("lost", "丢失"),
+        "returned": ("returned", "退回"),
+    }
+    shipments = [s for s in data["shipments"] if s["status"] in ended]
+    assert len(shipments) >= 10, "the sample data has parcels that arrived, were lost or returned"
+    for shipment in shipments:
+        order_id, (said_en, said_zh) = shipment["order_id"], ended[shipment["status"]]
+        user = owners[order_id]
+        sid = service.open_session(user)["session_id"]
+        english = service.turn(sid, user, f"Where is my order {order_id}?")
+        assert [c["status"] for c in english["tool_calls"]] == ["ok"], english["tool_calls"]
+        text = english["suggestion"]["text"]
+        assert said_en in text and "arrive by" not in text and "expected by" not in text, text
+        chinese = service.turn(sid, user, f"订单{order_id}的快递到哪了")
+        text = chinese["suggestion"]["text"]
+        assert said_zh in text and "预计" not in text, text
+        service.close(sid, user)
+
+    sid = service.open_session("u1004")["session_id"]
+    on_its_way = service.turn(sid, "u1004", "Where is my order 202405240001?")
+    assert "arrive by" in on_its_way["suggestion"]["text"], "a parcel on its way keeps its date"
+
+
+def test_a_proposal_shown_again_names_its_own_order_not_the_turns(service: Service) -> None:
+    sid = service.open_session("u1001")["session_id"]
+    asked = service.turn(
+        sid, "u1001", "I want to return order 202405201234, the headphones are broken"
+    )
+    [proposal] = asked["proposals"]
+    assert proposal["arguments"]["order_id"] == "202405201234"
+
+    other = service.turn(sid, "u1001", "202405181001")
+    assert other["suggestion"]["situation"] == "proposed"
+    assert [p["id"] for p in other["proposals"]] == [proposal["id"]], "no second return"
+    text = other["suggestion"]["text"]
+    assert "202405201234" in text and "202405181001" not in text, text

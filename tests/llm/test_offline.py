@@ -217,3 +217,32 @@ def test_conversation_replies_answer_dialogue_acts() -> None:
     facts = ResponderInput(intent="oos", situation="act_closing", language="en")
     assert offline.reply(facts) == "Goodbye!"
     assert offline.reply(ResponderInput(intent="oos", situation="act_closing")) == "再见！"
+
+
+def test_an_ok_reply_has_variants_by_what_the_tool_found() -> None:
+    offline = OfflineResponder(
+        {
+            "order_status": {
+                "ok": "订单 {order_id} 预计 {get_shipment.eta} 送达。",
+                "ok_delivered": "订单 {order_id} 已签收。",
+                "ok_lost": "订单 {order_id} 的包裹丢失了：{get_shipment.no_such_field}",
+            }
+        }
+    )
+
+    def reply(status: str, **facts: Any) -> str:
+        shipment = {"status": status, "eta": "2024-05-30"}
+        return offline.reply(
+            ResponderInput(
+                intent="order_status",
+                slots={"order_id": "1"},
+                tool_results={"get_shipment": shipment},
+                **facts,
+            )
+        )
+
+    assert reply("delivered") == "订单 1 已签收。", "an arrived parcel is not promised a date"
+    assert reply("in_transit") == "订单 1 预计 2024-05-30 送达。", "no variant: the ok template"
+    assert reply("lost") == "订单 1 预计 2024-05-30 送达。", "a variant that cannot render: ok"
+    assert reply("delivered", situation="tool_failed") != "订单 1 已签收。", "only for ok"
+    assert reply("delivered a while ago") == "订单 1 预计 2024-05-30 送达。", "not a name"

@@ -173,6 +173,16 @@ def facts_of(
     rejected = _tries_left(plan, view, workflows or {})
     if rejected is not None:
         shown["tries_left"] = rejected
+    situation = (
+        plan.situation
+        or ("input_rejected" if rejected is not None else None)
+        or _situation(acting, pending, waiting_for)
+        or _knowledge_situation(acting, reading.found)
+    )
+    if pending and situation in _ABOUT_A_PROPOSAL:
+        # The reply is about the proposal: it names the record the proposal was made for, not
+        # one this turn mentions (a return waiting for order A, re-shown on a turn naming B).
+        shown.update(_named_by(pending[0], shown))
     return ResponderInput(
         intent=plan.answer_intent,
         slots=shown,
@@ -183,11 +193,25 @@ def facts_of(
         waiting_for=waiting_for,
         language=reading.language,
         missing_slots=plan.missing_slots,
-        situation=plan.situation
-        or ("input_rejected" if rejected is not None else None)
-        or _situation(acting, pending, waiting_for)
-        or _knowledge_situation(acting, reading.found),
+        situation=situation,
     )
+
+
+#: the reply situations whose sentence is about the waiting proposal (``{proposal}``)
+_ABOUT_A_PROPOSAL = frozenset({"proposed", "act_confirmation_pending"})
+
+
+def _named_by(proposal: Proposal, shown: Mapping[str, Any]) -> dict[str, str | int]:
+    """The proposal's own values of the fields the reply already has (scalars, none of its
+    sensitive arguments): nothing the turn did not already show is added."""
+    return {
+        name: value
+        for name, value in proposal.arguments.items()
+        if name in shown
+        and name not in proposal.sensitive
+        and isinstance(value, str | int)
+        and not isinstance(value, bool)
+    }
 
 
 def _knowledge_situation(acting: Acting, found: Mapping[str, Any]) -> str | None:

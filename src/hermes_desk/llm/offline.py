@@ -19,6 +19,10 @@ items joined: ``{list_payment_methods.methods.*.label}``),
 back-office value through the pack's ``terms`` in the reply's language. A template with a field that
 cannot be resolved is passed over for the next candidate situation; if none resolves fully, the
 first one is rendered with a placeholder. A template may also be a ``{language: text}`` mapping.
+
+An ``ok`` reply may have variants by what a tool found: ``ok_<status>`` is tried first when a
+tool result's ``status`` is ``<status>`` (``ok_delivered``, ``ok_lost``), so a parcel that has
+arrived, or never will, is not promised for a date (SPEC §8 R1).
 """
 
 from __future__ import annotations
@@ -274,6 +278,8 @@ class OfflineResponder:
             order = (situation, "waiting_input", *SITUATIONS["waiting_input"])
         else:
             order = (situation, "ok")
+        if situation == "ok":
+            order = (*_status_variants(facts.tool_results), *order)
         fields = _fields(facts)
         pack = self._candidates(self._pack_templates(facts.intent), order, facts.language)
         pack += [
@@ -337,6 +343,17 @@ class OfflineResponder:
         return ModelResponse(
             content=content, model=OFFLINE, link=OFFLINE, usage=Usage(), finish_reason="stop"
         )
+
+
+def _status_variants(results: Mapping[str, Any]) -> tuple[str, ...]:
+    """``ok_<status>`` for each tool result that says its ``status``, in the results' order."""
+    return tuple(
+        f"ok_{status}"
+        for result in results.values()
+        if isinstance(result, Mapping)
+        and isinstance(status := result.get("status"), str)
+        and status.isidentifier()
+    )
 
 
 def _first_rendered(
