@@ -53,6 +53,12 @@ def test_evaluation_sets_share_no_utterance_with_training_data() -> None:
         convs = load_conversations(PACK / f"{name}.jsonl")
         assert {len(c.turns) for c in convs} == {5}, name
         evaluation += [t.text for c in convs for t in c.turns]
+    # Topic switches (two to four turns): a switch in its second turn or later.
+    switches = load_conversations(PACK / "conversations_switch.jsonl")
+    assert len(switches) >= 30 and all(
+        {t.intent for t in c.turns[1:]} - {c.turns[0].intent} for c in switches
+    )
+    evaluation += [t.text for c in switches for t in c.turns]
     # Written apart: common phrases ("I forgot my password", "great thanks") recur verbatim, as
     # they do in real chats (about 7 % of the sentences here), but a set copied from the
     # training data would share most of its sentences. Bare values are left out.

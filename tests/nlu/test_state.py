@@ -129,6 +129,18 @@ def test_context_model_answer_replaces_the_carry_over_rules() -> None:
         "能用花呗吗", pred("payment_methods", 0.9), in_context=pred("payment_methods", 0.7)
     )
     assert r.intent == "payment_methods"
+    # Unsure in context, leaning to the conversation's intent, while the turn alone is sure of
+    # another: the switch is taken ("另外我还有个包裹…到哪了" after a return).
+    state.resolve("我要退货", pred("return_exchange", 0.9), in_context=pred("return_exchange", 0.9))
+    r = state.resolve(
+        "另外我还有个包裹到哪了", pred("logistics", 0.99), in_context=pred("return_exchange", 0.48)
+    )
+    assert (r.intent, r.carried) == ("logistics", False)
+    r = state.resolve("那个呢", pred("kb_question", 0.6), in_context=pred("logistics", 0.4))
+    assert r.intent == "logistics", "not sure alone either: the conversation keeps its intent"
+    state.resolve(
+        "能用花呗吗", pred("payment_methods", 0.9), in_context=pred("payment_methods", 0.7)
+    )
     # Confident small talk is out of scope, and so is an unsure first turn.
     r = state.resolve("今天天气不错", pred(OOS, 0.9), in_context=pred(OOS, 0.8))
     assert r.out_of_scope and state.intent == "payment_methods"

@@ -183,9 +183,10 @@ class DialogueState:
         confidence = in_context.confidence
         if confidence >= self.threshold:
             chosen = in_context.intent
-        elif in_context.intent == p.intent != OOS and p.confidence >= self.override:
-            # Unsure in context, but leaning where the turn alone clearly points ("你们支持哪些
-            # 支付方式" after a return): a new request, not the conversation's.
+        elif p.intent != OOS and p.confidence >= self.override:
+            # Unsure in context, while the turn alone clearly points elsewhere ("你们支持哪些
+            # 支付方式" or "also, has order … shipped?" after a return): a new request, not the
+            # conversation's (LABELS.md: a topic switch takes the new intent).
             chosen = p.intent
         elif previous is None or in_context.intent == OOS:
             chosen = OOS  # unsure with nothing to keep, or leaning out of scope
