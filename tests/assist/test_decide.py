@@ -200,3 +200,21 @@ def test_a_carried_question_without_its_record_is_answered_from_the_knowledge_ba
     opening = reading(pack, "logistics", "帮我查一下那个订单到哪了", act="question", carried=True)
     first = decide(opening, pack, tools, user="u1")
     assert first.missing_slots == ("order_id",) and first.lookups == ()
+
+
+def test_a_look_up_that_finds_nothing_names_the_one_to_make_instead(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    slots = {"order_id": "202405250077"}
+    for intent in ("order_status", "logistics"):
+        plan = decide(reading(pack, intent, "订单202405250077到哪了", slots=slots), pack, tools,
+                      user="u1")  # fmt: skip
+        [lookup] = plan.lookups
+        assert (lookup.tool, lookup.arguments) == ("get_shipment", slots)
+        assert lookup.instead is not None
+        assert (lookup.instead.tool, lookup.instead.arguments) == ("get_order", slots)
+        assert lookup.instead.instead is None
+    [kb] = decide(
+        reading(pack, "kb_question", "运费怎么算", act="question"), pack, tools, user="u1"
+    ).lookups
+    assert kb.instead is None

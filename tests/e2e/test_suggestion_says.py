@@ -257,3 +257,28 @@ def test_a_proposal_shown_again_names_its_own_order_not_the_turns(service: Servi
     assert [p["id"] for p in other["proposals"]] == [proposal["id"]], "no second return"
     text = other["suggestion"]["text"]
     assert "202405201234" in text and "202405181001" not in text, text
+
+
+def test_an_order_not_shipped_yet_is_answered_from_the_order_not_called_missing(
+    service: Service,
+) -> None:
+    sid = service.open_session("u1001")["session_id"]
+    unpaid = service.turn(sid, "u1001", "has my order 202405250077 shipped?")
+    calls = [(c["tool"], c["status"]) for c in unpaid["tool_calls"]]
+    assert calls == [("get_shipment", "not_found"), ("get_order", "ok")]
+    text = unpaid["suggestion"]["text"]
+    assert "waiting for payment" in text and "could not find" not in text, text
+    chinese = service.turn(sid, "u1001", "订单202405250077的快递到哪了")
+    text = chinese["suggestion"]["text"]
+    assert "待付款" in text and "没有查到" not in text, text
+
+    sid = service.open_session("u1005")["session_id"]
+    cancelled = service.turn(sid, "u1005", "where is my parcel 202405211314?")
+    assert "cancelled" in cancelled["suggestion"]["text"], cancelled["suggestion"]["text"]
+
+    # Another customer's order is still not found, by either look-up (SPEC §8 X3).
+    sid = service.open_session("u1002")["session_id"]
+    other = service.turn(sid, "u1002", "has my order 202405250077 shipped?")
+    assert [c["status"] for c in other["tool_calls"]] == ["not_found", "not_found"]
+    assert other["suggestion"]["situation"] == "not_found"
+    assert "waiting for payment" not in other["suggestion"]["text"]

@@ -246,3 +246,24 @@ def test_an_ok_reply_has_variants_by_what_the_tool_found() -> None:
     assert reply("lost") == "订单 1 预计 2024-05-30 送达。", "a variant that cannot render: ok"
     assert reply("delivered", situation="tool_failed") != "订单 1 已签收。", "only for ok"
     assert reply("delivered a while ago") == "订单 1 预计 2024-05-30 送达。", "not a name"
+
+
+def test_a_tool_that_answered_has_its_own_ok_variant() -> None:
+    offline = OfflineResponder(
+        {
+            "order_status": {
+                "ok": "订单 {order_id} 预计 {get_shipment.eta} 送达。",
+                "ok_paid": "订单 {order_id} 已付款，待发货。",
+                "ok_get_order": "订单 {order_id}：{get_order.status_text}。",
+            }
+        }
+    )
+
+    def reply(**results: Any) -> str:
+        return offline.reply(
+            ResponderInput(intent="order_status", slots={"order_id": "1"}, tool_results=results)
+        )
+
+    assert reply(get_order={"status": "paid", "status_text": "已付款"}) == "订单 1 已付款，待发货。"
+    assert reply(get_order={"status": "refunded", "status_text": "已退款"}) == "订单 1：已退款。"
+    assert reply(get_shipment={"eta": "2024-05-30"}) == "订单 1 预计 2024-05-30 送达。"

@@ -64,6 +64,18 @@ def _replace(path: Path, old: str, new: str) -> None:
         ),
         (
             "intents.yaml",
+            "if_not_found: {get_shipment: get_order}   #",
+            "if_not_found: {get_order: get_shipment}   #",
+            ["intents.yaml", "order_status", "if_not_found", "get_order"],
+        ),
+        (
+            "intents.yaml",
+            "if_not_found: {get_shipment: get_order}\n",
+            "if_not_found: {get_shipment: list_payment_methods}\n",
+            ["intents.yaml", "logistics", "if_not_found", "list_payment_methods"],
+        ),
+        (
+            "intents.yaml",
             "tools: [list_payment_methods]",
             "tools: [no_such_tool]",
             ["intents.yaml", "payment_methods", "tools"],

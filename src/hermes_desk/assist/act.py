@@ -8,9 +8,9 @@ tools check the records they read against that customer (X3).
 from __future__ import annotations
 
 from hermes_desk.actions import ActionService, Proposal
-from hermes_desk.assist.records import Acting, Plan, Reading
+from hermes_desk.assist.records import Acting, Lookup, Plan, Reading
 from hermes_desk.sessions import Session
-from hermes_desk.tools import CallContext, ToolExecutor, ToolResult
+from hermes_desk.tools import CallContext, ToolExecutor, ToolResult, ToolStatus
 from hermes_desk.workflows import WorkflowService, WorkflowView
 
 __all__ = ["TurnActor"]
@@ -27,18 +27,23 @@ class TurnActor:
     async def act(self, plan: Plan, reading: Reading, session: Session, turn_index: int) -> Acting:
         allowed = reading.intent.tools if plan.answer_intent == reading.intent.name else None
         results: dict[str, ToolResult] = {}
-        for lookup in plan.lookups:
-            results[lookup.tool] = await self.tools.execute(
-                {"name": lookup.tool, "arguments": lookup.arguments},
-                request_id=session.id,
-                allowed_tools=allowed if allowed is not None else (lookup.tool,),
-                context=CallContext(
+        for planned in plan.lookups:
+            lookup: Lookup | None = planned
+            while lookup is not None and lookup.tool not in results:
+                result = await self.tools.execute(
+                    {"name": lookup.tool, "arguments": lookup.arguments},
                     request_id=session.id,
-                    idempotency_key=f"{session.id}:{turn_index}:{lookup.tool}",
-                    customer=session.user,
-                    tenant=session.tenant,
-                ),
-            )
+                    allowed_tools=allowed if allowed is not None else (lookup.tool,),
+                    context=CallContext(
+                        request_id=session.id,
+                        idempotency_key=f"{session.id}:{turn_index}:{lookup.tool}",
+                        customer=session.user,
+                        tenant=session.tenant,
+                    ),
+                )
+                results[lookup.tool] = result
+                # Nothing found: the record may still be there another way (``if_not_found``).
+                lookup = lookup.instead if result.status is ToolStatus.NOT_FOUND else None
         why = {"intent": reading.intent.name, "slots": dict(reading.slots), "rule": plan.rule}
         proposals: list[Proposal] = []
         for write in plan.writes:

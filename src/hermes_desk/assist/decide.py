@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hermes_desk.assist.records import Lookup, Plan, ProposedWrite, Reading, WorkflowMove
-from hermes_desk.packs import Pack
+from hermes_desk.packs import IntentSpec, Pack
 from hermes_desk.tools import ToolSpec
 from hermes_desk.workflows.machine import APPROVAL_PREFIX
 
@@ -96,11 +96,25 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
             continue
         arguments = _arguments(spec, reading.slots, context)
         if spec.effect == "read":
-            lookups.append(Lookup(name, arguments))
+            lookups.append(Lookup(name, arguments, _instead(intent, name, tools, reading, context)))
         else:
             writes.append(_write(name, arguments, reading, tools))
     rule = "look up what the intent calls" if lookups else "propose the intent's write"
     return Plan(intent.name, rule, lookups=tuple(lookups), writes=tuple(writes))
+
+
+def _instead(
+    intent: IntentSpec,
+    name: str,
+    tools: Mapping[str, ToolSpec],
+    reading: Reading,
+    context: Mapping[str, Any],
+) -> Lookup | None:
+    """The look-up the intent makes when ``name`` finds nothing (``if_not_found``), if any."""
+    other = tools.get(intent.if_not_found.get(name, ""))
+    if other is None or other.effect != "read":
+        return None
+    return Lookup(other.name, _arguments(other, reading.slots, context))
 
 
 def _continue_waiting(reading: Reading, pack: Pack, slot: str) -> Plan | None:

@@ -62,10 +62,12 @@ class Reading:
 
 @dataclass(frozen=True, slots=True)
 class Lookup:
-    """A read tool to call, with its arguments."""
+    """A read tool to call, with its arguments, and the look-up to make ``instead`` when it
+    finds nothing (the intent's ``if_not_found``)."""
 
     tool: str
     arguments: dict[str, Any]
+    instead: Lookup | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -253,8 +253,8 @@ def _situation(acting: Acting, pending: list[Any], waiting_for: str | None) -> s
     if pending and (acting.workflow is None or acting.workflow.status == "waiting_input"):
         return "proposed"
     statuses: Mapping[str, ToolStatus] = {n: r.status for n, r in acting.results.items()}
-    if ToolStatus.NOT_FOUND in statuses.values():
-        return "not_found"
+    if ToolStatus.NOT_FOUND in statuses.values() and ToolStatus.OK not in statuses.values():
+        return "not_found"  # only when nothing was found: an unshipped order is still an order
     if ToolStatus.REFUSED in statuses.values():
         return "refused"
     return None

@@ -22,7 +22,8 @@ first one is rendered with a placeholder. A template may also be a ``{language: 
 
 An ``ok`` reply may have variants by what a tool found: ``ok_<status>`` is tried first when a
 tool result's ``status`` is ``<status>`` (``ok_delivered``, ``ok_lost``), so a parcel that has
-arrived, or never will, is not promised for a date (SPEC §8 R1).
+arrived, or never will, is not promised for a date (SPEC §8 R1); then ``ok_<tool>`` for each tool
+that answered (``ok_get_order``: the order found when its shipment was not).
 """
 
 from __future__ import annotations
@@ -346,14 +347,16 @@ class OfflineResponder:
 
 
 def _status_variants(results: Mapping[str, Any]) -> tuple[str, ...]:
-    """``ok_<status>`` for each tool result that says its ``status``, in the results' order."""
-    return tuple(
+    """``ok_<status>`` for each tool result that says its ``status``, then ``ok_<tool>`` for
+    each tool, in the results' order."""
+    statuses = [
         f"ok_{status}"
         for result in results.values()
         if isinstance(result, Mapping)
         and isinstance(status := result.get("status"), str)
         and status.isidentifier()
-    )
+    ]
+    return (*statuses, *(f"ok_{tool}" for tool in results))
 
 
 def _first_rendered(

@@ -75,6 +75,11 @@ class IntentSpec(_Strict):
     calls: tuple[str, ...] = Field(
         (), description="tools the deterministic pipeline calls for this intent (subset of tools)"
     )
+    if_not_found: dict[str, str] = Field(
+        default_factory=dict,
+        description="a called read tool that finds nothing → the read tool that looks the "
+        "record up instead (an order not shipped yet has no shipment, but has an order)",
+    )
     slots: dict[str, dict[str, Any]] = Field(default_factory=dict)
     required_slots: tuple[str, ...] = ()
     workflow: str | None = None
@@ -88,6 +93,12 @@ class IntentSpec(_Strict):
         outside = [t for t in self.calls if t not in self.tools]
         if outside:
             raise ValueError(f"calls {outside} are not listed under tools (the intent's gate)")
+        uncalled = [t for t in self.if_not_found if t not in self.calls]
+        if uncalled:
+            raise ValueError(f"if_not_found names {uncalled}, which are not among calls")
+        ungated = [t for t in self.if_not_found.values() if t not in self.tools]
+        if ungated:
+            raise ValueError(f"if_not_found looks up with {ungated}, not listed under tools")
         if self.out_of_scope and (self.tools or self.workflow):
             raise ValueError("an out-of-scope intent may not list tools or a workflow")
         return self
