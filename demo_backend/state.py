@@ -260,7 +260,7 @@ class BackendState:
         code = f"{self.rng.randrange(1_000_000):06d}"
         request_id = self._token("sms")
         self.sms_outbox[phone] = {"code": code, "sent_at": self.now(), "request_id": request_id}
-        return {"sent": True, "request_id": request_id}
+        return {"sent": True, "request_id": request_id, "phone_tail": phone[-4:]}
 
     def outbox(self, phone: str) -> dict[str, Any]:
         sent = self.sms_outbox.get(phone)

@@ -65,11 +65,17 @@ def mask_fields(data: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in data.items():
         if isinstance(value, Mapping):
             out[key] = mask_fields(value)
-        elif _sensitive_key(key):
+        elif _sensitive_key(key) and not _a_tail(key, value):
             out[key] = mask_value(value)
         else:
             out[key] = value
     return out
+
+
+def _a_tail(key: str, value: Any) -> bool:
+    """A number's last four characters at most, under ``…_tail`` (``phone_tail``): what the
+    replies show of it anyway ("the phone ending 5678"), so not masked again."""
+    return key.endswith("_tail") and isinstance(value, str) and len(value) <= 4
 
 
 @functools.lru_cache(maxsize=4096)

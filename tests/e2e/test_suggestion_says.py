@@ -282,3 +282,18 @@ def test_an_order_not_shipped_yet_is_answered_from_the_order_not_called_missing(
     assert [c["status"] for c in other["tool_calls"]] == ["not_found", "not_found"]
     assert other["suggestion"]["situation"] == "not_found"
     assert "waiting for payment" not in other["suggestion"]["text"]
+
+
+def test_the_code_is_said_to_have_gone_only_to_the_phone_it_went_to(service: Service) -> None:
+    sid = service.open_session("u1006")["session_id"]
+    service.turn(sid, "u1006", "I forgot my password")
+    sent = service.turn(sid, "u1006", "17700001111")
+    assert sent["workflow"]["waiting_for"] == "sms_code"
+    assert "ending 1111" in sent["suggestion"]["text"]
+    for text in ("my old number was 13900002222, I don't use it anymore", "13900003333"):
+        later = service.turn(sid, "u1006", text)
+        assert later["workflow"]["waiting_for"] == "sms_code"
+        reply = later["suggestion"]["text"]
+        assert "ending 1111" in reply and "2222" not in reply and "3333" not in reply, reply
+    outbox = httpx.get(f"{service.backend_url}/sms/outbox/13900002222")
+    assert outbox.status_code == 404, "no code went to the old number"

@@ -152,11 +152,13 @@ def facts_of(
     view = acting.workflow
     if view is not None:  # a workflow's step results read like tool results in templates
         outputs.update({s.tool: s.output for s in view.steps if s.tool and s.output})
-        # A step that answers with a tail (``phone_tail``) shows it when no slot gave it.
+        # A step that answered with a tail (``phone_tail``: where the code went) says what
+        # happened, over a number the turn mentions ("my old number was …" while the code
+        # waits): the reply never says a code went to a phone it did not go to.
         for step in view.steps:
             output = step.output if isinstance(step.output, Mapping) else {}
             for key, value in output.items():
-                if key.endswith("_tail") and value and key not in shown:
+                if key.endswith("_tail") and isinstance(value, str) and value.strip("*"):
                     shown[key] = value
     outputs.update({n: r.result for n, r in acting.results.items() if r.ok})
     pending = [p for p in acting.proposals if p.pending]
