@@ -4,6 +4,7 @@ the turn's language, true outcomes, emotion, contact preferences and dialogue ac
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import httpx
 from demo_backend.state import load_sample_data
@@ -214,6 +215,28 @@ def test_an_order_of_another_customer_reads_as_not_found_in_english(service: Ser
     out = service.turn(sid, "u1002", "Where is my order 202405201234?")
     assert out["suggestion"]["situation"] == "not_found"
     assert "could not find order 202405201234" in out["suggestion"]["text"]
+    # What the agent's screen shows of the calls reads exactly as for an order that does not
+    # exist: nothing tells that this one is someone else's (SPEC §8 X3).
+    nobodys = service.turn(sid, "u1002", "Where is my order 209999999999?")
+
+    def shown(turn: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return [(c["tool"], c["status"], c["error"], c["result"]) for c in turn["tool_calls"]]
+
+    assert shown(out) == shown(nobodys) and shown(out)[0][1:] == (
+        "not_found",
+        "no such record",
+        None,
+    )
+    workflow_of = service.open_session("u1004")["session_id"]
+    reset = service.turn(workflow_of, "u1004", "I forgot my password, my phone is 13912345678")
+    view = service.client.get(
+        f"/v1/workflows/{reset['workflow']['id']}", params={"user_id": "u1004"}
+    ).json()
+    assert "another customer" not in str(view), "u1002's phone reads as not registered"
+    assert reset["suggestion"]["situation"] == "not_found", "not 'try again later'"
+    assert "not linked to your account" in reset["suggestion"]["text"]
+    unknown = service.turn(workflow_of, "u1004", "I forgot my password, my phone is 13900001111")
+    assert unknown["suggestion"]["text"] == reset["suggestion"]["text"]
 
 
 def test_a_parcel_that_arrived_or_never_will_is_not_promised_a_date(service: Service) -> None:

@@ -236,7 +236,7 @@ async def test_another_customers_record_reads_as_not_found_and_leaks_nothing(
             executor, {"name": "get_order", "arguments": {"order_id": "202405150456"}}
         )
         assert theirs.status is ToolStatus.NOT_FOUND and theirs.result is None
-        assert theirs.error == "record belongs to another customer"
+        assert theirs.error == "no such record", "the same as a record that is not there"
         [event] = sink.events(name="tool.ownership_mismatch")
         assert event.request_id == "ses_demo" and event.data == {"tool": "get_order"}
         # All but the call's latency, a real clock's, which may read 89.0x ms.

@@ -252,6 +252,15 @@ def _tries_left(plan: Plan, view: Any, workflows: Mapping[str, Any]) -> int | No
 def _situation(acting: Acting, pending: list[Any], waiting_for: str | None) -> str | None:
     if waiting_for and waiting_for.startswith(APPROVAL_PREFIX):
         return "proposed"
+    view = acting.workflow
+    if (
+        view is not None
+        and view.status == "failed"
+        and any((step.error or "").startswith(f"{ToolStatus.NOT_FOUND}:") for step in view.steps)
+    ):
+        # A step found no such record for this customer (a phone not on their account):
+        # that is the answer, not a failure to try again later.
+        return "not_found"
     if pending and (acting.workflow is None or acting.workflow.status == "waiting_input"):
         return "proposed"
     statuses: Mapping[str, ToolStatus] = {n: r.status for n, r in acting.results.items()}

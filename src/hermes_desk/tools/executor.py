@@ -62,7 +62,10 @@ __all__ = ["ToolExecutor", "ToolResult", "ToolStatus"]
 T = TypeVar("T")
 
 _UNKNOWN = "<unknown>"
-_OWNERSHIP = "record belongs to another customer"
+#: What a tool answers for a record that is not there — and for one of another customer, which
+#: must read the same on every surface (SPEC §8 X3); only the ``tool.ownership_mismatch`` event
+#: tells them apart, for the audit.
+_NO_SUCH_RECORD = "no such record"
 
 
 class ToolStatus(enum.StrEnum):
@@ -251,7 +254,7 @@ class ToolExecutor:
             status, error = ToolStatus.ERROR, exc.message
             code = exc.details.get("status_code")
             if isinstance(code, int) and code in spec.not_found:
-                status, error = ToolStatus.NOT_FOUND, "no such record"
+                status, error = ToolStatus.NOT_FOUND, _NO_SUCH_RECORD
             elif isinstance(code, int) and code in spec.refusals:
                 status, result = ToolStatus.REFUSED, _refusal(exc.details.get("answer"))
                 error = f"refused: {result['code']}"
@@ -269,7 +272,7 @@ class ToolExecutor:
             if owner is None or owner != call_ctx.customer:
                 # Another customer's record reads as "no such record"; nothing of it leaks,
                 # not even to the event (only that it happened, and on which tool).
-                status, result, error = ToolStatus.NOT_FOUND, None, _OWNERSHIP
+                status, result, error = ToolStatus.NOT_FOUND, None, _NO_SUCH_RECORD
                 self.events.emit(
                     Event(
                         "tool.ownership_mismatch",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_desk.tools import CallContext, ToolExecutor
+from hermes_desk.tools import CallContext, ToolExecutor, ToolStatus
 from hermes_desk.workflows.executor import StepOutcome
 
 __all__ = ["ToolStepExecutor"]
@@ -48,4 +48,6 @@ class ToolStepExecutor:
         error = result.error or status
         if isinstance(result.result, dict) and result.result.get("message"):
             error = f"{status}: {result.result['message']}"  # a business refusal says why
+        elif result.status is ToolStatus.NOT_FOUND:
+            error = f"{status}: {error}"  # an answer, named as one (the reply says "not found")
         return StepOutcome(False, error=error, status=status)
