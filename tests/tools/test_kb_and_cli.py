@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -166,6 +167,26 @@ def test_a_hit_carries_whole_sentences_its_heading_and_source(tmp_path: Path) ->
     kb.close()
 
 
+def test_a_passage_whose_best_sentence_leads_in_to_a_list_quotes_the_list(tmp_path: Path) -> None:
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    body = (
+        "退款审核通过后，款项原路退回，到账时间如下：\n"
+        "- 支付宝：1–3 个工作日；\n"
+        "- 储蓄卡：3–5 个工作日；\n"
+        "1. 信用卡：3–7 个工作日。\n\n"
+        "办理流程：\n- 联系客服。\n"
+    )
+    (folder / "refunds.md").write_text(f"# 退款到账时间\n\n{body}", encoding="utf-8")
+    kb = KnowledgeBase.from_dir(folder)
+    [hit] = kb.search("退款多久到账时间", 1)
+    assert hit.passage == (
+        "退款审核通过后，款项原路退回，到账时间如下：支付宝：1–3 个工作日；储蓄卡：3–5 个工作日；"
+        "信用卡：3–7 个工作日。"
+    ), "the list it leads to, without its markers, and not the next lead-in"
+    kb.close()
+
+
 def test_english_words_match_across_inflections(kb_dir: Path) -> None:
     (kb_dir / "delivery.md").write_text(
         "# Deliveries\n\nMost deliveries arrive within three days.\n", encoding="utf-8"
@@ -185,3 +206,19 @@ def test_hits_below_the_threshold_are_not_returned(kb_dir: Path) -> None:
     assert [h.id for h in kept.search("运费怎么算", 3)] == [found[0].id]
     for kb in (loose, strict, kept):
         kb.close()
+
+
+def test_no_top_passage_of_the_packs_questions_is_only_a_lead_in() -> None:
+    pack = PACK
+    kb = KnowledgeBase.from_dir(pack / "kb")
+    questions = [
+        json.loads(line)["text"]
+        for name in ("kb_eval.jsonl", "kb_eval_test.jsonl")
+        for line in (pack / name).read_text("utf-8").splitlines()
+        if line.strip()
+    ]
+    assert len(questions) >= 70
+    passages = [hits[0].passage for q in questions if (hits := kb.search(q, 1))]
+    assert len(passages) >= 70
+    assert [p for p in passages if p.endswith((":", "："))] == []
+    kb.close()

@@ -396,10 +396,15 @@ class KnowledgeBase:
 _SENTENCE = re.compile(r"[^\n。！？；!?]*?(?:[。！？；!?]+[」』”\"）)]?|\.(?=\s|$)|(?=\n)|$)", re.S)
 
 
+_LIST_MARK = re.compile(r"^(?:[-*•]|\d{1,2}[.、)）])\s*")
+
+
 def sentences(body: str) -> list[str]:
-    """The article's sentences, in order, stripped (empty ones left out)."""
+    """The article's sentences, in order, stripped (empty ones left out); a list item's
+    marker ("- ", "1. ") is not part of its sentence."""
     out: list[str] = []
     for line in body.splitlines():
+        line = _LIST_MARK.sub("", line.strip(), count=1)
         for m in _SENTENCE.finditer(line):
             text = m.group(0).strip()
             if text:
@@ -411,7 +416,8 @@ def passage(body: str, terms: list[str], *, english: bool, limit: int = PASSAGE_
     """Whole sentences of ``body`` that answer a query with ``terms``: the sentence sharing most
     terms with it (in the query's language when the article has sentences in it), then the
     next sentences while the passage stays within ``limit`` characters, up to a lead-in to a
-    list ("办理流程："), which is left out."""
+    list ("办理流程："), which is left out — unless the best sentence is that lead-in
+    ("到账时间如下："): then the list it leads to is the answer, and is quoted."""
     found = sentences(body)
     if not found:
         return ""
@@ -428,7 +434,7 @@ def passage(body: str, terms: list[str], *, english: bool, limit: int = PASSAGE_
     for follower in range(best + 1, len(found)):
         if follower not in candidates or size + len(found[follower]) > limit:
             break
-        if found[follower - 1].endswith((":", "：")):
+        if follower - 1 != best and found[follower - 1].endswith((":", "：")):
             break  # what follows a lead-in ("办理流程：") is a list the passage does not quote
         chosen.append(found[follower])
         size += len(found[follower])
