@@ -320,3 +320,15 @@ def test_the_code_is_said_to_have_gone_only_to_the_phone_it_went_to(service: Ser
         assert "ending 1111" in reply and "2222" not in reply and "3333" not in reply, reply
     outbox = httpx.get(f"{service.backend_url}/sms/outbox/13900002222")
     assert outbox.status_code == 404, "no code went to the old number"
+
+
+def test_every_customers_ways_to_pay_are_said_in_english_to_an_english_turn(
+    service: Service,
+) -> None:
+    for user in sorted(load_sample_data()["payment_methods"]):
+        sid = service.open_session(user)["session_id"]
+        out = service.turn(sid, user, "Which payment methods can I use?")
+        assert out["intent"]["name"] == "payment_methods", out["intent"]
+        text = out["suggestion"]["text"]
+        assert text.startswith("Your account can pay with") and _han(text) == 0, text
+        service.close(sid, user)

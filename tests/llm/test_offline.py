@@ -267,3 +267,31 @@ def test_a_tool_that_answered_has_its_own_ok_variant() -> None:
     assert reply(get_order={"status": "paid", "status_text": "已付款"}) == "订单 1 已付款，待发货。"
     assert reply(get_order={"status": "refunded", "status_text": "已退款"}) == "订单 1：已退款。"
     assert reply(get_shipment={"eta": "2024-05-30"}) == "订单 1 预计 2024-05-30 送达。"
+
+
+def test_a_value_made_of_terms_is_shown_piece_by_piece_or_not_at_all() -> None:
+    terms = {
+        "招商银行": {"zh": "招商银行", "en": "China Merchants Bank"},
+        "中国银行": {"zh": "中国银行", "en": "Bank of China"},
+        "中国工商银行": {"zh": "中国工商银行", "en": "ICBC"},
+        "储蓄卡": {"zh": "储蓄卡", "en": "debit card"},
+        "信用卡": {"zh": "信用卡", "en": "credit card"},
+        "（尾号": {"zh": "（尾号", "en": " (ending"},
+        "）": {"zh": "）", "en": ")"},
+        "支付宝": {"zh": "支付宝", "en": "Alipay"},
+    }
+    offline = OfflineResponder({"payment_methods": {"ok": "{m.methods.*.label!t}"}}, terms=terms)
+    labels = [
+        "支付宝",
+        "招商银行储蓄卡（尾号 6217）",
+        "中国工商银行信用卡（尾号 0392）",
+        "某某银行信用卡",
+    ]
+    methods = {"m": {"methods": [{"label": label} for label in labels]}}
+    english = ResponderInput(intent="payment_methods", tool_results=methods, language="en")
+    assert offline.reply(english) == (
+        "Alipay, China Merchants Bank debit card (ending 6217), ICBC credit card (ending 0392), "
+        "某某银行信用卡"
+    ), "the longest term first (中国工商银行, not 中国银行); an unknown bank: as it is"
+    chinese = ResponderInput(intent="payment_methods", tool_results=methods)
+    assert offline.reply(chinese) == "、".join(labels)

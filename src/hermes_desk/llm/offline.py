@@ -178,8 +178,38 @@ class _Formatter(string.Formatter):
         if not isinstance(value, str):
             return value
         parts = value.split("、")
-        shown = [self._terms.get(p, {}).get(self._language, p) for p in parts]
+        shown = [self._one_term(p) for p in parts]
         return ("、" if self._language == "zh" else ", ").join(shown)
+
+    def _one_term(self, text: str) -> str:
+        exact = self._terms.get(text)
+        if exact is not None:
+            return exact.get(self._language, text)
+        composed = _composed(text, self._terms, self._language)
+        return text if composed is None else composed
+
+
+def _composed(text: str, terms: Mapping[str, Mapping[str, str]], language: str) -> str | None:
+    """A value made of terms ("招商银行储蓄卡（尾号 6217）": a bank, a card, its tail) shown piece
+    by piece, the longest term first at each place; ``None`` unless every Han character is in a
+    term (a half-translated value is worse than the original). Words are spaced apart."""
+    if not _has_cjk(text) or language == "zh":
+        return None
+    keys = sorted((k for k in terms if k and k in text), key=len, reverse=True)
+    pieces: list[str] = []
+    at = 0
+    while at < len(text):
+        key = next((k for k in keys if text.startswith(k, at)), None)
+        if key is not None:
+            piece, at = terms[key].get(language, key), at + len(key)
+        elif _has_cjk(text[at]):
+            return None
+        else:
+            piece, at = text[at], at + 1
+        if pieces and piece[:1].isalnum() and pieces[-1][-1:].isalnum() and len(piece) > 1:
+            pieces.append(" ")
+        pieces.append(piece)
+    return " ".join("".join(pieces).split())
 
 
 def _lookup(fields: Mapping[str, Any], path: str) -> Any:
