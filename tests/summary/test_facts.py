@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from hermes_desk.actions import Proposal
 from hermes_desk.packs import Pack, load_labels, load_pack
 from hermes_desk.sessions import Session, Turn
 from hermes_desk.summary import gather, offline_summary, outcome_of
+from hermes_desk.workflows import WorkflowView
 
 
 @pytest.fixture(scope="module")
@@ -127,3 +130,38 @@ def test_the_packs_own_slots_are_told_by_its_labels_and_codes_never(pack: Pack) 
     assert facts.slots == {"订单号": "202405201234", "商品": "耳机"}
     text = offline_summary(facts, "after_contact", disposition="已解决")
     assert "商品 耳机" in text and "482913" not in text
+
+
+def test_an_english_summary_spaces_its_sentences_and_names_who_a_workflow_waits_for(
+    pack: Pack,
+) -> None:
+    def waiting(name: str, slot: str) -> WorkflowView:
+        return WorkflowView.model_validate({
+            "id": f"wf_{name}", "name": name, "status": "waiting_input", "tenant": "acme",
+            "session_id": "ses_1", "route": "main", "phase": "action", "waiting_for": slot,
+            "error": None, "failed_step": None, "created_at": 0, "updated_at": 0,
+            "deadline_at": None, "finished_at": None, "duration_ms": None, "seq": 1,
+            "inputs": {}, "steps": [], "phases": [], "snapshots": [],
+        })  # fmt: skip
+
+    session = _session(
+        _said("I want to return order 202405201234", "return_exchange", language="en"),
+        slots={"order_id": "202405201234"},
+    )
+    workflows = [waiting("return_refund", "approval:create_return"), waiting("reset", "sms_code")]
+    for language, by_agent, by_customer in (
+        (
+            "en",
+            "return_refund (waiting for the agent's approval)",
+            "reset (waiting for the customer)",
+        ),
+        ("zh", "return_refund（等待坐席确认）", "reset（等待客户）"),
+    ):
+        facts = gather(session, pack, workflows=workflows)
+        facts.language = language
+        text = offline_summary(facts, "after_contact", disposition="x")
+        assert by_agent in text and by_customer in text, text
+    english = offline_summary(gather(session, pack), "after_contact", disposition="Pending")
+    assert english.startswith("Customer asked about: ") and ". Key details: " in english
+    assert re.search(r"\.[A-Z]", english) is None, english
+    assert english.endswith(". Proposed disposition: Pending."), english

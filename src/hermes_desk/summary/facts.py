@@ -17,6 +17,7 @@ from hermes_desk.actions import Proposal
 from hermes_desk.packs import Pack, PackLabels
 from hermes_desk.sessions import Session
 from hermes_desk.workflows import WorkflowView
+from hermes_desk.workflows.machine import APPROVAL_PREFIX
 
 __all__ = ["ContactFacts", "SummaryKind", "gather", "offline_summary", "outcome_of"]
 
@@ -297,9 +298,9 @@ def offline_summary(facts: ContactFacts, kind: SummaryKind, *, disposition: str)
     flows = [w for w in facts.workflows if not facts.actions or w["status"] != "completed"]
     if flows:
         moved = ", ".join(
-            f"{w['name']}（{_status(w['status'], 'zh')}）"
+            f"{w['name']}（{_workflow_status(w, 'zh')}）"
             if zh
-            else f"{w['name']} ({_status(w['status'], 'en')})"
+            else f"{w['name']} ({_workflow_status(w, 'en')})"
             for w in flows
         )
         parts.append(f"流程：{moved}" if zh else f"Workflows: {moved}")
@@ -313,4 +314,14 @@ def offline_summary(facts: ContactFacts, kind: SummaryKind, *, disposition: str)
         last = facts.last_customer[:120]
         parts.append(f"客户最后说：「{last}」" if zh else f'Last said by the customer: "{last}"')
     parts.append(f"建议结案类型：{disposition}" if zh else f"Proposed disposition: {disposition}")
-    return end.join(parts) + end
+    return (end if zh else ". ").join(parts) + end
+
+
+def _workflow_status(workflow: dict[str, Any], language: str) -> str:
+    """A workflow's status; one that waits for an approval waits for the agent, not the
+    customer."""
+    if workflow["status"] == "waiting_input" and str(workflow.get("waiting_for") or "").startswith(
+        APPROVAL_PREFIX
+    ):
+        return "等待坐席确认" if language == "zh" else "waiting for the agent's approval"
+    return _status(workflow["status"], language)
