@@ -275,6 +275,11 @@ def test_a_proposal_shown_again_names_its_own_order_not_the_turns(service: Servi
     [proposal] = asked["proposals"]
     assert proposal["arguments"]["order_id"] == "202405201234"
 
+    plain = service.turn(service.open_session("u1003")["session_id"], "u1003",
+                         "I'd like to return order 202405231122")  # fmt: skip
+    [default_reason] = plain["proposals"]
+    assert "customer requested a return" in default_reason["explanation"]
+    assert _han(plain["suggestion"]["text"]) == 0, plain["suggestion"]["text"]
     other = service.turn(sid, "u1001", "202405181001")
     assert other["suggestion"]["situation"] == "proposed"
     assert [p["id"] for p in other["proposals"]] == [proposal["id"]], "no second return"

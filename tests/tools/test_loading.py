@@ -266,6 +266,13 @@ def test_effects_default_from_the_method_and_explanations_fill_in() -> None:
     assert write.explanation(args, "fr") == "处理 T1，通知尾号 8000"  # another language
     assert write.explanation({}, "zh") == "处理 {thing_id}，通知尾号 {phone_tail}"  # no raise
     assert get.explanation(args, "zh") == "a thing"  # no explain: the description
+    # A value written in both languages ("中文 / English", a workflow's default) reads in one;
+    # a customer's own words with a slash are left as they are.
+    both = {"thing_id": "客户申请退货 / customer requested a return", "phone": "13800138000"}
+    assert write.explanation(both, "en").startswith("handle customer requested a return,")
+    assert write.explanation(both, "zh").startswith("处理 客户申请退货，")
+    theirs = {"thing_id": "尺码不对 / 颜色也不对"}
+    assert write.explanation(theirs, "en").startswith("handle 尺码不对 / 颜色也不对,")
 
 
 def test_a_code_built_spec_keeps_the_same_rules() -> None:

@@ -31,6 +31,7 @@ __all__ = [
 ]
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_HAN = re.compile(r"[\u4e00-\u9fff]")
 
 #: What providers accept as a function name (OpenAI, Anthropic, MCP all agree on this subset).
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -212,7 +213,7 @@ class ToolSpec:
         def fill(match: re.Match[str]) -> str:
             key = match.group(1)
             if values.get(key) is not None:
-                return str(shown[key])
+                return _in_language(str(shown[key]), language)
             base = _tail_of(key)
             if base is not None and values.get(base) is not None:
                 return str(values[base])[-4:]
@@ -285,3 +286,15 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     return value
+
+
+def _in_language(value: str, language: str) -> str:
+    """A value written in two languages, "中文 / English" (a workflow's default reason), as its
+    part in ``language``; any other value as it is."""
+    parts = value.split(" / ")
+    if len(parts) != 2 or language not in ("zh", "en"):
+        return value
+    chinese = [p for p in parts if _HAN.search(p)]
+    if len(chinese) != 1:
+        return value
+    return chinese[0] if language == "zh" else next(p for p in parts if p not in chinese)
