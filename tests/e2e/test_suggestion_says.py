@@ -265,6 +265,13 @@ def test_a_parcel_that_arrived_or_never_will_is_not_promised_a_date(service: Ser
     sid = service.open_session("u1004")["session_id"]
     on_its_way = service.turn(sid, "u1004", "Where is my order 202405240001?")
     assert "arrive by" in on_its_way["suggestion"]["text"], "a parcel on its way keeps its date"
+    # A delayed parcel: its date was the expected one, which may be past ("原预计").
+    for shipment in [s for s in data["shipments"] if s["status"] == "delayed"]:
+        user = owners[shipment["order_id"]]
+        sid = service.open_session(user)["session_id"]
+        late = service.turn(sid, user, f"订单{shipment['order_id']}的快递到哪了")
+        assert "原预计" in late["suggestion"]["text"], late["suggestion"]["text"]
+        service.close(sid, user)
 
 
 def test_a_proposal_shown_again_names_its_own_order_not_the_turns(service: Service) -> None:
