@@ -218,3 +218,28 @@ def test_a_look_up_that_finds_nothing_names_the_one_to_make_instead(
         reading(pack, "kb_question", "运费怎么算", act="question"), pack, tools, user="u1"
     ).lookups
     assert kb.instead is None
+
+
+def test_a_question_about_a_request_decided_earlier_shows_its_outcome(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    def decided(status: str, workflow: str) -> Proposal:
+        return Proposal(
+            id="act_1", tenant="default", user="u1", session_id="s", tool="reset_password",
+            arguments={}, why={"intent": "password_reset", "workflow": workflow},
+            explanation="", language="en", created_at=0, expires_at=1, status=status,  # type: ignore[arg-type]
+            workflow_id="wf_9",
+        )  # fmt: skip
+
+    def ask(*proposals: Proposal) -> Any:
+        turn = reading(pack, "password_reset", "did it work?", act="question",
+                       proposals=list(proposals))  # fmt: skip
+        return decide(turn, pack, tools, user="u1")
+
+    shown = ask(decided("executed", "password_reset"))
+    assert shown.answer_intent == "password_reset" and shown.writes == () and shown.lookups == ()
+    assert shown.workflow is not None
+    assert (shown.workflow.kind, shown.workflow.workflow_id) == ("show", "wf_9")
+    for others in ((), (decided("proposed", "password_reset"),), (decided("executed", "x"),)):
+        plan = ask(*others)  # none decided, or not of this intent: the knowledge base answers
+        assert plan.answer_intent == "kb_question" and plan.workflow is None

@@ -344,3 +344,21 @@ def test_every_customers_ways_to_pay_are_said_in_english_to_an_english_turn(
         text = out["suggestion"]["text"]
         assert text.startswith("Your account can pay with") and _han(text) == 0, text
         service.close(sid, user)
+
+
+def test_did_it_work_after_an_approved_reset_is_answered_with_the_reset(service: Service) -> None:
+    sid = service.open_session("u1005")["session_id"]
+    service.turn(sid, "u1005", "I forgot my password, my phone is 13688889999")
+    code = httpx.get(f"{service.backend_url}/sms/outbox/13688889999").json()["code"]
+    verified = service.turn(sid, "u1005", f"the code is {code}")
+    [proposal] = verified["proposals"]
+    approved = service.client.post(
+        f"/v1/proposals/{proposal['id']}/approve",
+        json={"user_id": "u1005", "agent_id": "agent-1"},
+    )
+    assert approved.status_code == 200 and approved.json()["status"] == "executed"
+    asked = service.turn(sid, "u1005", "did it work?")
+    assert asked["suggestion"]["situation"] == "workflow_completed", asked["suggestion"]
+    text = asked["suggestion"]["text"]
+    assert text.startswith("Your password is reset") and "ending 9999" in text, text
+    assert asked["proposals"] == [] and asked["tool_calls"] == []

@@ -67,6 +67,14 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
         tools[name].effect == "write" for name in intent.calls if name in tools
     )
     if acts and reading.act == "question" and _has_kb(pack, tools):
+        decided = _decided_workflow(reading)
+        if decided is not None:
+            return Plan(
+                intent.name,
+                "a question about the customer's own request, decided earlier: its outcome is "
+                "shown, nothing proposed",
+                workflow=WorkflowMove("show", decided[0], decided[1]),
+            )
         return Plan(
             KB_INTENT,
             "a question about a policy or a process: answered from the knowledge base, "
@@ -194,6 +202,22 @@ def _same(previous: Any, value: Any, name: str) -> bool:
     return len(previous) == len(value) and all(
         p in ("*", v) for p, v in zip(previous, value, strict=True)
     )
+
+
+def _decided_workflow(reading: Reading) -> tuple[str, str] | None:
+    """The newest workflow of the turn's intent whose write the agent decided in this session
+    (name, id): "did it work?" after an approved reset asks about it, not about a policy."""
+    name = reading.intent.workflow
+    if name is None:
+        return None
+    for proposal in reversed(reading.proposals):
+        if (
+            proposal.workflow_id
+            and proposal.status != "proposed"
+            and proposal.why.get("workflow") == name
+        ):
+            return name, proposal.workflow_id
+    return None
 
 
 def _has_kb(pack: Pack, tools: Mapping[str, ToolSpec]) -> bool:
