@@ -33,6 +33,8 @@ __all__ = [
 ]
 
 _SENSITIVE = re.compile(r"phone|mobile|code|captcha|password|passwd|secret|token|otp|id_card", re.I)
+# Secrets: not even their last characters are shown (a code's tail is most of the code).
+_SECRET = re.compile(r"code|captcha|password|passwd|secret|token|otp", re.I)
 _logger = logging.getLogger("hermes_desk.events")
 # What orjson cannot write (an integer past 64 bits) is written by the standard
 # library; one encoder for every such line: ``json.dumps`` with options builds one per call.
@@ -73,9 +75,15 @@ def mask_fields(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _a_tail(key: str, value: Any) -> bool:
-    """A number's last four characters at most, under ``…_tail`` (``phone_tail``): what the
-    replies show of it anyway ("the phone ending 5678"), so not masked again."""
-    return key.endswith("_tail") and isinstance(value, str) and len(value) <= 4
+    """A personal number's last four characters at most, under ``…_tail`` (``phone_tail``):
+    what the replies show of it anyway ("the phone ending 5678"), so not masked again. A
+    secret's tail (``code_tail``) is masked like the secret."""
+    return (
+        key.endswith("_tail")
+        and isinstance(value, str)
+        and len(value) <= 4
+        and _SECRET.search(key) is None
+    )
 
 
 @functools.lru_cache(maxsize=4096)

@@ -78,3 +78,12 @@ def test_keyed_user_tag_is_stable_and_key_dependent() -> None:
     assert user_tag("u1001", b"k1") != user_tag("u1001", b"k2")
     assert new_id("wf").startswith("wf_")
     assert digest({"a": 1, "b": 2}) == digest({"b": 2, "a": 1})
+
+
+def test_a_personal_numbers_tail_is_kept_and_a_secrets_tail_is_masked() -> None:
+    masked = mask_fields(
+        {"phone_tail": "5678", "code_tail": "1234", "password_tail": "ab12", "phone_tail2": "x"}
+    )
+    assert masked["phone_tail"] == "5678", "what the replies show anyway"
+    assert masked["code_tail"] == "**34" and masked["password_tail"] == "**12"
+    assert mask_fields({"phone_tail": "13800138000"})["phone_tail"] == "*********00", "not a tail"

@@ -222,3 +222,20 @@ def test_no_top_passage_of_the_packs_questions_is_only_a_lead_in() -> None:
     assert len(passages) >= 70
     assert [p for p in passages if p.endswith((":", "："))] == []
     kb.close()
+
+
+def test_list_markers_are_left_out_of_sentences_but_numbers_and_signs_are_not() -> None:
+    from hermes_desk.tools.kb import sentences
+
+    lines = [
+        "- 支付宝：1–3 天；",
+        "1. 第一步。",
+        "2、第二步。",
+        "10) 最后。",
+        "3.5 kg 以内免运费。",
+    ]
+    body = "\n".join([*lines, "-5℃ 以下不发货。"])
+    assert sentences(body) == [
+        "支付宝：1–3 天；", "第一步。", "第二步。", "最后。",
+        "3.5 kg 以内免运费。", "-5℃ 以下不发货。",
+    ]  # fmt: skip

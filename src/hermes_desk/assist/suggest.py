@@ -24,6 +24,7 @@ from hermes_desk.packs import Pack
 from hermes_desk.sessions import Session
 from hermes_desk.tools import ToolStatus
 from hermes_desk.workflows.machine import APPROVAL_PREFIX
+from hermes_desk.workflows.tool_steps import found_nothing
 
 __all__ = ["Explain", "Responder", "TurnSuggester", "facts_of"]
 
@@ -158,7 +159,9 @@ def facts_of(
         for step in view.steps:
             output = step.output if isinstance(step.output, Mapping) else {}
             for key, value in output.items():
-                if key.endswith("_tail") and isinstance(value, str) and value.strip("*"):
+                if not (key.endswith("_tail") and isinstance(value, str) and value):
+                    continue
+                if "*" not in value or key not in shown:  # a masked one only fills a gap
                     shown[key] = value
     outputs.update({n: r.result for n, r in acting.results.items() if r.ok})
     pending = [p for p in acting.proposals if p.pending]
@@ -256,7 +259,7 @@ def _situation(acting: Acting, pending: list[Any], waiting_for: str | None) -> s
     if (
         view is not None
         and view.status == "failed"
-        and any((step.error or "").startswith(f"{ToolStatus.NOT_FOUND}:") for step in view.steps)
+        and any(found_nothing(step.error) for step in view.steps)
     ):
         # A step found no such record for this customer (a phone not on their account):
         # that is the answer, not a failure to try again later.

@@ -46,6 +46,7 @@ _STATUS_NAMES: dict[str, dict[str, str]] = {
     "succeeded": {"zh": "已完成", "en": "completed"},
     "escalated": {"zh": "已升级", "en": "escalated"},
     "waiting_input": {"zh": "等待客户", "en": "waiting for the customer"},
+    "waiting_approval": {"zh": "等待坐席确认", "en": "waiting for the agent's approval"},
     "running": {"zh": "进行中", "en": "running"},
     "pending": {"zh": "进行中", "en": "running"},
     "cancelled": {"zh": "已取消", "en": "cancelled"},
@@ -320,8 +321,9 @@ def offline_summary(facts: ContactFacts, kind: SummaryKind, *, disposition: str)
 def _workflow_status(workflow: dict[str, Any], language: str) -> str:
     """A workflow's status; one that waits for an approval waits for the agent, not the
     customer."""
-    if workflow["status"] == "waiting_input" and str(workflow.get("waiting_for") or "").startswith(
+    status = workflow["status"]
+    if status == "waiting_input" and str(workflow.get("waiting_for") or "").startswith(
         APPROVAL_PREFIX
     ):
-        return "等待坐席确认" if language == "zh" else "waiting for the agent's approval"
-    return _status(workflow["status"], language)
+        status = "waiting_approval"
+    return _status(status, language)

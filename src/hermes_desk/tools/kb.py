@@ -396,7 +396,8 @@ class KnowledgeBase:
 _SENTENCE = re.compile(r"[^\n。！？；!?]*?(?:[。！？；!?]+[」』”\"）)]?|\.(?=\s|$)|(?=\n)|$)", re.S)
 
 
-_LIST_MARK = re.compile(r"^(?:[-*•]|\d{1,2}[.、)）])\s*")
+# "- ", "* ", "• ", "1. ", "2、", "3)": not "3.5 kg" or "-5℃".
+_LIST_MARK = re.compile(r"^(?:[-*•]\s+|\d{1,2}(?:[、)）]|\.(?!\d))\s*)")
 
 
 def sentences(body: str) -> list[str]:

@@ -12,7 +12,15 @@ from typing import Any
 from hermes_desk.tools import CallContext, ToolExecutor, ToolStatus
 from hermes_desk.workflows.executor import StepOutcome
 
-__all__ = ["ToolStepExecutor"]
+__all__ = ["ToolStepExecutor", "found_nothing"]
+
+_NOT_FOUND = f"{ToolStatus.NOT_FOUND}: "
+
+
+def found_nothing(step_error: str | None) -> bool:
+    """Did the step fail because its tool answered "no such record" (for this customer)? That
+    is an answer, not a fault: the reply says "not found", not "try again later"."""
+    return step_error is not None and step_error.startswith(_NOT_FOUND)
 
 
 class ToolStepExecutor:
@@ -49,5 +57,5 @@ class ToolStepExecutor:
         if isinstance(result.result, dict) and result.result.get("message"):
             error = f"{status}: {result.result['message']}"  # a business refusal says why
         elif result.status is ToolStatus.NOT_FOUND:
-            error = f"{status}: {error}"  # an answer, named as one (the reply says "not found")
+            error = f"{_NOT_FOUND}{error}"  # an answer, named as one (``found_nothing``)
         return StepOutcome(False, error=error, status=status)
