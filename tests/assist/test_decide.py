@@ -243,3 +243,36 @@ def test_a_question_about_a_request_decided_earlier_shows_its_outcome(
     for others in ((), (decided("proposed", "password_reset"),), (decided("executed", "x"),)):
         plan = ask(*others)  # none decided, or not of this intent: the knowledge base answers
         assert plan.answer_intent == "kb_question" and plan.workflow is None
+
+
+@pytest.mark.parametrize(
+    ("text", "act", "answered_from_kb"),
+    [
+        ("我的订单202405250077还没付款，帮我取消掉吧", "request", True),
+        ("能取消吗", "question", True),
+        ("can I still cancel my order?", "question", True),
+        ("I want to cancel order 202405250077", "request", True),
+        # Whether it was cancelled, or that the customer did not: the record answers.
+        ("取消了吗", "question", False),
+        ("我的订单为什么被取消了", "question", False),
+        ("202411140990 我没点取消", "request", False),
+        ("it says cancelled but I didn't cancel it", "request", False),
+        ("我的订单202405250077到哪了", "question", False),
+    ],
+)
+def test_a_request_no_tool_carries_out_is_answered_from_the_knowledge_base(
+    pack: Pack, tools: dict[str, ToolSpec], text: str, act: str, answered_from_kb: bool
+) -> None:
+    plan = decide(
+        reading(pack, "order_status", text, act=act, slots={"order_id": "202405250077"}),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert plan.writes == () and plan.workflow is None
+    if answered_from_kb:
+        assert plan.answer_intent == "kb_question", plan.rule
+        assert [(lookup.tool, lookup.arguments) for lookup in plan.lookups] == [
+            ("kb_search", {"query": text})
+        ]
+    else:
+        assert plan.answer_intent == "order_status", plan.rule
+        assert [lookup.tool for lookup in plan.lookups] == ["get_shipment"]

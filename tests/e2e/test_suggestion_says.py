@@ -362,3 +362,34 @@ def test_did_it_work_after_an_approved_reset_is_answered_with_the_reset(service:
     text = asked["suggestion"]["text"]
     assert text.startswith("Your password is reset") and "ending 9999" in text, text
     assert asked["proposals"] == [] and asked["tool_calls"] == []
+
+
+def test_asked_to_cancel_an_order_the_reply_says_how_not_when_it_ships(service: Service) -> None:
+    """No tool of the pack cancels an order: the reply quotes how it is done, proposes nothing,
+    and never answers a cancellation with "it ships once it is paid"."""
+    sid = service.open_session("u1001")["session_id"]
+    asked = service.turn(sid, "u1001", "我的订单202405250077还没付款，帮我取消掉吧")
+    text = asked["suggestion"]["text"]
+    assert asked["intent"]["name"] == "order_status"
+    assert asked["intent"]["answered_as"] == "kb_question"
+    assert asked["proposals"] == [] and [c["tool"] for c in asked["tool_calls"]] == ["kb_search"]
+    assert "直接取消" in text and "发货" not in text.split("。")[0], text
+    whether = service.turn(sid, "u1001", "can I still cancel it?")
+    assert "cancelled" in whether["suggestion"]["text"] and whether["proposals"] == []
+    assert "ships once it is paid" not in whether["suggestion"]["text"]
+    # Whether it was cancelled is a question about the record.
+    status = service.turn(sid, "u1001", "订单202405250077取消了吗")
+    assert status["intent"]["answered_as"] == "order_status"
+    assert "待付款" in status["suggestion"]["text"]
+
+
+def test_another_order_named_after_a_return_is_looked_up_not_the_return_repeated(
+    service: Service,
+) -> None:
+    sid = service.open_session("u1003")["session_id"]
+    service.turn(sid, "u1003", "我要退货退款，订单202405231122")
+    other = service.turn(sid, "u1003", "另外我另一个订单202405100789到哪了")
+    assert other["intent"]["name"] in ("logistics", "order_status")
+    assert other["suggestion"]["situation"] != "proposed"
+    text = other["suggestion"]["text"]
+    assert "202405100789" in text and "202405231122" not in text, text

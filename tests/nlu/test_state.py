@@ -150,6 +150,45 @@ def test_context_model_answer_replaces_the_carry_over_rules() -> None:
     ).out_of_scope
 
 
+def test_another_record_named_is_a_new_request() -> None:
+    """The context model leans on the conversation's intent; a turn that names a record the
+    conversation has not named and says it is another one is read by itself."""
+    state = DialogueState(threshold=0.5)
+    state.resolve(
+        "我要退货退款，订单202405231122",
+        pred("return_exchange", 0.99),
+        in_context=pred("return_exchange", 0.97),
+    )
+    state.slots["order_id"] = "202405231122"
+    r = state.resolve(
+        "另外我另一个订单202405100789到哪了",
+        pred("logistics", 0.99),
+        in_context=pred("return_exchange", 0.75),
+    )
+    assert (r.intent, r.carried) == ("logistics", False)
+    # The same order again, or another order with no word that it is another request: the
+    # context model's answer stands.
+    for text in ("另外订单202405100789的退货怎么寄", "订单 2024-0510-0789 到哪了"):
+        state = DialogueState(threshold=0.5, intent="return_exchange")
+        state.last_text = "我要退货，订单202405100789"
+        r = state.resolve(text, pred("logistics", 0.99), in_context=pred("return_exchange", 0.75))
+        assert r.intent == "return_exchange", text
+    # Another number said in passing (a phone) without "another": the conversation's intent.
+    state = DialogueState(threshold=0.5, intent="order_status")
+    r = state.resolve(
+        "用的手机号是18602937741", pred("password_reset", 0.9), in_context=pred("order_status", 0.8)
+    )
+    assert r.intent == "order_status"
+    # Unsure alone: not taken either.
+    state = DialogueState(threshold=0.5, intent="return_exchange")
+    r = state.resolve(
+        "also my other order 202405100789?",
+        pred("order_status", 0.4),
+        in_context=pred("return_exchange", 0.6),
+    )
+    assert r.intent == "return_exchange"
+
+
 def test_rules_that_come_before_the_context_model() -> None:
     state = DialogueState(threshold=0.5, intent="order_status")
     # A bare value answers the open request whatever the model says; thanks are out of scope.

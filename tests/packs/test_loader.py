@@ -92,6 +92,18 @@ def _replace(path: Path, old: str, new: str) -> None:
             "required_slots: [ghost]",
             ["intents.yaml", "order_status"],
         ),
+        (
+            "intents.yaml",
+            "(the knowledge base).\n    kb_requests: {zh: [取消], en: [cancel]}",
+            "(the knowledge base).\n    kb_requests: {zh: [取消], en: [yes]}",
+            ["intents.yaml", "order_status", "kb_requests"],
+        ),
+        (
+            "intents.yaml",
+            "get_order}\n    kb_requests: {zh: [取消], en: [cancel]}",
+            "get_order}\n    kb_requests: {zh: [' '], en: [cancel]}",
+            ["intents.yaml", "logistics", "kb_requests", "empty phrase"],
+        ),
         ("intents.yaml", "    out_of_scope: true", "    out_of_scope: false", ["oos"]),
         ("replies.yaml", "  order_status:", "  not_an_intent:", ["replies.yaml", "not_an_intent"]),
         ("compliance.yaml", "action: mask", "action: shout", ["compliance.yaml", "action"]),

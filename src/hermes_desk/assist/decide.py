@@ -11,6 +11,10 @@ Rules (SPEC §8):
 - the same request again while its workflow waits continues it (the reply asks again for what
   it waits for), or starts it again when the customer brings new details (another phone
   number) or asks for what it sent once more ("再发一次验证码", "I didn't get the code");
+- a request for what no tool of the intent carries out (the intent's ``kb_requests``:
+  "帮我把这个订单取消掉" where the pack has no cancellation tool), or a question whether or how it
+  can be done ("能取消吗"), is answered from the knowledge base — how it is done — not with the
+  record's status; "取消了吗" and "我没取消啊" still get the record;
 - a question whose intent only comes from the conversation and that lacks the slot the intent
   needs ("那一般几天能到？" after "我的快递到哪了") is answered from the knowledge base instead of
   asking for an order number.
@@ -23,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hermes_desk.assist.records import Lookup, Plan, ProposedWrite, Reading, WorkflowMove
+from hermes_desk.nlu import asks_for
 from hermes_desk.packs import IntentSpec, Pack
 from hermes_desk.tools import ToolSpec
 from hermes_desk.workflows.machine import APPROVAL_PREFIX
@@ -79,6 +84,17 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
             KB_INTENT,
             "a question about a policy or a process: answered from the knowledge base, "
             "nothing proposed",
+            lookups=(Lookup(_KB_TOOL, {"query": reading.text}),),
+        )
+    if (
+        intent.kb_requests
+        and _has_kb(pack, tools)
+        and asks_for(reading.text, intent.kb_phrases, act=reading.act)
+    ):
+        return Plan(
+            KB_INTENT,
+            "a request for what no tool of the intent carries out, or how it is done: answered "
+            "from the knowledge base, nothing proposed",
             lookups=(Lookup(_KB_TOOL, {"query": reading.text}),),
         )
     if intent.workflow:

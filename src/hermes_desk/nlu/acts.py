@@ -22,10 +22,11 @@ No model and no I/O: the same text always gets the same act, in microseconds.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Literal
 
-__all__ = ["DialogueAct", "request_act"]
+__all__ = ["DialogueAct", "asks_for", "request_act"]
 
 DialogueAct = Literal["question", "request"]
 
@@ -95,3 +96,51 @@ def request_act(text: str) -> DialogueAct:
     if asked_to_be_told or _QUESTION.search(_NOT_QUESTION.sub(" ", rest)):
         return "question"
     return "request"
+
+
+# Right before a phrase: it is not asked for ("没取消", "没点取消", "已经取消了", "被取消",
+# "I didn't cancel", "never cancel").
+_NOT_ASKED = re.compile(
+    r"(?:(?:没有?|不要|不用|别|不|未)(?:点|按|去)?|被|已经?|自动)$|(?:n'?t|\bnot|\bnever|\bno)\s+$",
+    re.IGNORECASE,
+)
+# Right before a phrase, in a question: whether or how it can be done ("能取消吗", "怎么取消",
+# "can I still cancel it?") — not whether it was done ("取消了吗").
+_HOW = re.compile(
+    r"(?:能|可以|能不能|可不可以|怎么|怎样|如何|还能)\s*$"
+    r"|\b(?:can|could)\s+(?:i|we|you)\s+(?:still\s+)?$|\bhow\s+(?:do|can|could)\s+(?:i|we)\s+$"
+    r"|\bhow\s+to\s+$|\bpossible\s+to\s+$",
+    re.IGNORECASE,
+)
+
+
+def asks_for(text: str, phrases: tuple[str, ...], *, act: DialogueAct = "request") -> bool:
+    """Does ``text`` ask for what one of ``phrases`` names (Chinese phrases anywhere, Latin ones
+    as whole words): a request for it, not negated or passive right before it, or (``act`` a
+    question) a question whether or how it can be done?
+
+    >>> asks_for("帮我取消掉吧", ("取消", "cancel")), asks_for("我没取消订单啊", ("取消",))
+    (True, False)
+    >>> asks_for("it says cancelled but I didn't cancel", ("cancel",))
+    False
+    >>> [asks_for(t, ("取消",), act="question") for t in ("能取消吗", "取消了吗")]
+    [True, False]
+    """
+    if not phrases:
+        return False
+    for match in _phrase_pattern(phrases).finditer(text):
+        before = text[max(0, match.start() - 16) : match.start()]
+        if _NOT_ASKED.search(before):
+            continue
+        if act == "request" or _HOW.search(before):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=32)
+def _phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    parts = [
+        rf"(?<![a-z]){re.escape(p)}(?![a-z])" if p.isascii() else re.escape(p)
+        for p in sorted(phrases, key=len, reverse=True)
+    ]
+    return re.compile("|".join(parts), re.IGNORECASE)

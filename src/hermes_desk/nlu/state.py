@@ -18,6 +18,12 @@ Intent resolution in context (what the turn pipeline calls after the classifier)
    intent: in a customer-service conversation an unclear turn is far more often about the
    current topic than a new one. With no intent yet it is out of scope.
 
+With the pack's context model (rules 3–6 replaced), one more rule comes before the model's
+answer: a turn that names a record the conversation has not named (a number of six digits or
+more) and says it is another one ("另外我另一个订单…到哪了", "btw where's the parcel for
+order …") is a new request, read by the turn alone when that is in scope and above the
+threshold: the context model leans on the conversation's intent.
+
 These rules were checked by cross-validation on synthetic two- and three-turn conversations
 built from held-out pack examples (a request followed by a topic switch, another request of the
 same intent, a slot value, an elliptical follow-up or an acknowledgement).
@@ -73,6 +79,14 @@ _ACK_WORD = (
     r"|no problem|np|no worries|sounds good|will do|that'?s all|understood|all good|good)"
 )
 _ACK = re.compile(rf"^\s*(?:{_ACK_WORD}[\s,，.。!！~、啊了呀哈]*)+$", re.IGNORECASE)
+# "Another one": with a record not named before, the turn is a new request.
+_ANOTHER = re.compile(
+    r"另外|此外|还有|另一|别的订单|其他订单|其它订单|对了|顺便"
+    r"|\bbtw\b|by the way|\balso\b|\banother\b|\bother\b|\bseparately\b|\bone more\b",
+    re.IGNORECASE,
+)
+# A record's number, written in groups or not ("202405201234", "2024-0520-1234").
+_RECORD_NUMBER = re.compile(r"\d[\d\s\-]{4,}\d")
 _CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[a-zA-Z]+")
 
@@ -81,6 +95,11 @@ def mention_key(slot: str) -> str:
     """Where the dialogue state keeps every value named for ``slot`` (``order_id`` →
     ``order_ids``)."""
     return f"{slot}s"
+
+
+def _record_numbers(text: str) -> set[str]:
+    numbers = {re.sub(r"\D", "", match) for match in _RECORD_NUMBER.findall(text)}
+    return {number for number in numbers if len(number) >= 6}
 
 
 def is_acknowledgement(text: str) -> bool:
@@ -181,7 +200,14 @@ class DialogueState:
         if previous is not None and is_slot_only(text):
             return ResolvedIntent(previous, p.confidence, True, p, in_context)
         confidence = in_context.confidence
-        if confidence >= self.threshold:
+        if (
+            p.intent not in (OOS, in_context.intent)
+            and p.confidence >= self.threshold
+            and _ANOTHER.search(text)
+            and self._names_new_record(text)
+        ):
+            chosen = p.intent  # "另外我另一个订单…": another record, another request
+        elif confidence >= self.threshold:
             chosen = in_context.intent
         elif p.intent != OOS and p.confidence >= self.override:
             # Unsure in context, while the turn alone clearly points elsewhere ("你们支持哪些
@@ -193,6 +219,19 @@ class DialogueState:
         else:
             chosen = previous  # unsure: the conversation keeps its intent
         return ResolvedIntent(chosen, confidence, chosen != p.intent, p, in_context)
+
+    def _names_new_record(self, text: str) -> bool:
+        """Does ``text`` name a number the conversation has not (in its slots or its previous
+        turn)?"""
+        named = _record_numbers(text)
+        if not named:
+            return False
+        known = _record_numbers(self.last_text or "")
+        for value in self.slots.values():
+            for item in value if isinstance(value, list) else (value,):
+                if isinstance(item, str):
+                    known |= _record_numbers(item)
+        return not named <= known
 
     def _decide(self, text: str, p: IntentPrediction) -> ResolvedIntent:
         previous = self.intent

@@ -80,6 +80,11 @@ class IntentSpec(_Strict):
         description="a called read tool that finds nothing → the read tool that looks the "
         "record up instead (an order not shipped yet has no shipment, but has an order)",
     )
+    kb_requests: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict,
+        description="{language: [phrases]}: what a customer asks for that no tool of the intent "
+        "carries out (cancelling an order): such a request is answered from the knowledge base",
+    )
     slots: dict[str, dict[str, Any]] = Field(default_factory=dict)
     required_slots: tuple[str, ...] = ()
     workflow: str | None = None
@@ -99,9 +104,21 @@ class IntentSpec(_Strict):
         ungated = [t for t in self.if_not_found.values() if t not in self.tools]
         if ungated:
             raise ValueError(f"if_not_found looks up with {ungated}, not listed under tools")
+        blank = [
+            lang
+            for lang, phrases in self.kb_requests.items()
+            if not all(p.strip() for p in phrases)
+        ]
+        if blank:
+            raise ValueError(f"kb_requests.{blank[0]} holds an empty phrase")
         if self.out_of_scope and (self.tools or self.workflow):
             raise ValueError("an out-of-scope intent may not list tools or a workflow")
         return self
+
+    @property
+    def kb_phrases(self) -> tuple[str, ...]:
+        """Every language's ``kb_requests`` phrases, lower-cased."""
+        return tuple(p.lower() for phrases in self.kb_requests.values() for p in phrases)
 
     @property
     def slot_schema(self) -> dict[str, Any]:

@@ -101,7 +101,7 @@ KB_SEARCH_RESULT: Mapping[str, Any] = {
 
 # CJK ideographs, kana and hangul: scripts written without spaces.
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_RUN = re.compile(rf"([{_CJK}]+)|([^\W_]+)", re.UNICODE)
+_RUN = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)", re.UNICODE)
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
 
 
@@ -169,6 +169,13 @@ _EN_STOP = frozenset(
         "any",
         "some",
         "please",
+        # Adverbs of phrasing: "can I still …", "just", "also" say nothing of the topic.
+        "still",
+        "just",
+        "also",
+        "too",
+        "now",
+        "then",
     ]
 )
 
@@ -183,8 +190,14 @@ def _stem(word: str) -> str:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             if suffix == "s" and word.endswith("ss"):
                 return word
-            return word[: len(word) - len(suffix)] + keep
-    return word
+            return _single_l(word[: len(word) - len(suffix)] + keep)
+    return _single_l(word)
+
+
+def _single_l(stem: str) -> str:
+    """British and American spellings alike: ``cancelled`` → ``cancel`` as ``cancel`` is,
+    ``installed`` and ``install`` → ``instal`` (short words keep theirs: ``fall``, ``sell``)."""
+    return stem[:-1] if len(stem) >= 6 and stem.endswith("ll") else stem
 
 
 def analyze(text: str) -> list[str]:
