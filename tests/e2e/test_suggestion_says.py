@@ -381,6 +381,11 @@ def test_asked_to_cancel_an_order_the_reply_says_how_not_when_it_ships(service: 
     status = service.turn(sid, "u1001", "订单202405250077取消了吗")
     assert status["intent"]["answered_as"] == "order_status"
     assert "待付款" in status["suggestion"]["text"]
+    # In English, and as a first turn: a cancellation, never a return put forward.
+    sid = service.open_session("u1012")["session_id"]
+    english = service.turn(sid, "u1012", "I want to cancel order 202405250303")
+    assert english["intent"]["name"] == "order_status" and english["proposals"] == []
+    assert "My Orders" in english["suggestion"]["text"], english["suggestion"]["text"]
 
 
 def test_another_order_named_after_a_return_is_looked_up_not_the_return_repeated(
