@@ -189,6 +189,22 @@ def test_another_record_named_is_a_new_request() -> None:
     assert r.intent == "return_exchange"
 
 
+def test_an_unsure_first_turn_that_names_a_record_is_not_small_talk() -> None:
+    state = DialogueState(threshold=0.5)
+    r = state.resolve(
+        "my keyboard order 202405120345 never arrived",
+        pred("logistics", 0.71),
+        in_context=pred("logistics", 0.47),
+    )
+    assert (r.intent, r.out_of_scope) == ("logistics", False)
+    # No record named, or the two readings disagree: out of scope, as before.
+    for text, alone in (("my keyboard never arrived", "logistics"), ("订单202405120345", "oos")):
+        r = DialogueState(threshold=0.5).resolve(
+            text, pred(alone, 0.71), in_context=pred("logistics", 0.47)
+        )
+        assert r.out_of_scope, text
+
+
 def test_rules_that_come_before_the_context_model() -> None:
     state = DialogueState(threshold=0.5, intent="order_status")
     # A bare value answers the open request whatever the model says; thanks are out of scope.

@@ -239,3 +239,24 @@ def test_list_markers_are_left_out_of_sentences_but_numbers_and_signs_are_not() 
         "支付宝：1–3 天；", "第一步。", "第二步。", "最后。",
         "3.5 kg 以内免运费。", "-5℃ 以下不发货。",
     ]  # fmt: skip
+
+
+def test_the_analyser_splits_digits_from_chinese_and_stems_spellings_alike() -> None:
+    from hermes_desk.tools.kb import analyze
+
+    # An order number written against Chinese leaves the Chinese searchable.
+    assert analyze("订单202405120345取消了") == ["订单", "202405120345", "取消", "消了"]
+    assert analyze("cancel") == analyze("cancelled") == analyze("cancelling") == ["cancel"]
+    assert analyze("install") == analyze("installed")
+    assert analyze("fall") == analyze("falling") == ["fall"]
+    # Words of phrasing are no terms: alone they would pick an article at random.
+    assert analyze("what about it") == [] and analyze("tell me more") == []
+
+
+def test_the_packs_cancellation_questions_find_the_cancellation_article() -> None:
+    kb = KnowledgeBase.from_dir(PACK / "kb", min_score=0.25)
+    queries = ("帮我把订单202405120345取消了", "can I still cancel my order?", "please cancel it")
+    for query in queries:
+        hits = kb.search(query)
+        assert hits and hits[0].id == "order-cancellation", query
+    assert kb.search("what about it") == []

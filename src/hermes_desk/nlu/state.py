@@ -22,7 +22,9 @@ With the pack's context model (rules 3–6 replaced), one more rule comes before
 answer: a turn that names a record the conversation has not named (a number of six digits or
 more) and says it is another one ("另外我另一个订单…到哪了", "btw where's the parcel for
 order …") is a new request, read by the turn alone when that is in scope and above the
-threshold: the context model leans on the conversation's intent.
+threshold: the context model leans on the conversation's intent. And an unsure first turn that
+names such a record is not out of scope when the turn alone and the context model agree on an
+in-scope intent ("my keyboard order … never arrived"): small talk names no order.
 
 These rules were checked by cross-validation on synthetic two- and three-turn conversations
 built from held-out pack examples (a request followed by a topic switch, another request of the
@@ -213,6 +215,10 @@ class DialogueState:
             # Unsure in context, while the turn alone clearly points elsewhere ("你们支持哪些
             # 支付方式" or "also, has order … shipped?" after a return): a new request, not the
             # conversation's (LABELS.md: a topic switch takes the new intent).
+            chosen = p.intent
+        elif previous is None and p.intent == in_context.intent != OOS and _record_numbers(text):
+            # Unsure, but both readings agree and the turn names a record ("my keyboard order
+            # … never arrived" as a first turn): small talk names no order.
             chosen = p.intent
         elif previous is None or in_context.intent == OOS:
             chosen = OOS  # unsure with nothing to keep, or leaning out of scope

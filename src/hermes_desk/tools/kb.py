@@ -169,13 +169,28 @@ _EN_STOP = frozenset(
         "any",
         "some",
         "please",
-        # Adverbs of phrasing: "can I still …", "just", "also" say nothing of the topic.
+        # Words of phrasing: "can I still …", "what about it", "tell me more" say nothing of
+        # the topic (alone, "about" found the installments article).
         "still",
         "just",
         "also",
         "too",
         "now",
         "then",
+        "about",
+        "tell",
+        "more",
+        "other",
+        "mean",
+        "ok",
+        "okay",
+        "know",
+        "want",
+        "need",
+        "like",
+        "thing",
+        "something",
+        "anything",
     ]
 )
 
