@@ -276,3 +276,51 @@ def test_a_request_no_tool_carries_out_is_answered_from_the_knowledge_base(
     else:
         assert plan.answer_intent == "order_status", plan.rule
         assert [lookup.tool for lookup in plan.lookups] == ["get_shipment"]
+
+
+def test_every_request_of_an_intent_whose_tools_only_answer_questions_goes_to_the_kb(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """``kb_requests: all`` (the ways to pay): a problem is no question about the ways to pay."""
+    problem = decide(
+        reading(pack, "payment_methods", "I was charged twice"), pack, tools, user="u1"
+    )
+    assert problem.answer_intent == "kb_question"
+    assert problem.lookups[0].arguments == {"query": "I was charged twice"}
+    question = decide(
+        reading(pack, "payment_methods", "which ways can I pay?", act="question"),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert [lookup.tool for lookup in question.lookups] == ["list_payment_methods"]
+
+
+def test_a_turn_going_on_with_the_problem_is_searched_with_the_words_before(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    before = {"previous_intent": "payment_methods", "previous_text": "银行卡被扣了两次钱"}
+    follow = decide(
+        reading(pack, "payment_methods", "多扣的钱什么时候退给我", **before), pack, tools, user="u1"
+    )
+    assert follow.lookups[0].arguments == {"query": "银行卡被扣了两次钱 多扣的钱什么时候退给我"}
+    # A bare value answers the turn before: read with its words.
+    bare = decide(
+        reading(pack, "order_status", "202405250077", slots={"order_id": "202405250077"},
+                previous_intent="order_status", previous_text="帮我取消订单"),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert bare.answer_intent == "kb_question"
+    assert bare.lookups[0].arguments == {"query": "帮我取消订单"}
+    # After another intent, the turn stands alone.
+    alone = decide(
+        reading(pack, "payment_methods", "我的付款失败了", previous_intent="order_status",
+                previous_text="订单到哪了"),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert alone.lookups[0].arguments == {"query": "我的付款失败了"}
+    # Nor across languages: the passage is quoted in the query's language.
+    english = decide(
+        reading(pack, "order_status", "can I still cancel it?", act="question", language="en",
+                previous_intent="order_status", previous_text="帮我取消订单"),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert english.lookups[0].arguments == {"query": "can I still cancel it?"}

@@ -398,3 +398,16 @@ def test_another_order_named_after_a_return_is_looked_up_not_the_return_repeated
     assert other["suggestion"]["situation"] != "proposed"
     text = other["suggestion"]["text"]
     assert "202405100789" in text and "202405231122" not in text, text
+
+
+def test_a_payment_problem_is_answered_not_the_ways_to_pay_listed(service: Service) -> None:
+    sid = service.open_session("u1002")["session_id"]
+    twice = service.turn(sid, "u1002", "I was charged twice for order 202405150456")
+    assert twice["intent"]["name"] == "payment_methods"
+    assert twice["intent"]["answered_as"] == "kb_question" and twice["proposals"] == []
+    assert "refunded" in twice["suggestion"]["text"], twice["suggestion"]["text"]
+    assert "can pay with" not in twice["suggestion"]["text"]
+    more = service.turn(sid, "u1002", "I want a refund of the extra 89 yuan")
+    assert "charged twice" in more["suggestion"]["text"], more["suggestion"]["text"]
+    asked = service.turn(sid, "u1002", "which payment methods can I use?")
+    assert "WeChat Pay" in asked["suggestion"]["text"], "a question about the ways to pay"

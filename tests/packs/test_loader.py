@@ -104,6 +104,12 @@ def _replace(path: Path, old: str, new: str) -> None:
             "get_order}\n    kb_requests: {zh: [' '], en: [cancel]}",
             ["intents.yaml", "logistics", "kb_requests", "empty phrase"],
         ),
+        (
+            "intents.yaml",
+            "kb_requests: all",
+            "kb_requests: some",
+            ["intents.yaml", "payment_methods", "kb_requests"],
+        ),
         ("intents.yaml", "    out_of_scope: true", "    out_of_scope: false", ["oos"]),
         ("replies.yaml", "  order_status:", "  not_an_intent:", ["replies.yaml", "not_an_intent"]),
         ("compliance.yaml", "action: mask", "action: shout", ["compliance.yaml", "action"]),

@@ -260,3 +260,20 @@ def test_the_packs_cancellation_questions_find_the_cancellation_article() -> Non
         hits = kb.search(query)
         assert hits and hits[0].id == "order-cancellation", query
     assert kb.search("what about it") == []
+
+
+@pytest.mark.parametrize(
+    "problem",
+    [
+        "银行卡被扣了两次钱",
+        "支付成功了但订单还是待付款",
+        "我的付款失败了",
+        "支付宝付不了",
+        "I was charged twice for order 202405150456",
+        "my card was declined at checkout",
+        "the payment went through but the order says unpaid",
+    ],
+)
+def test_a_payment_problem_finds_the_payment_problems_article(problem: str) -> None:
+    hits = KnowledgeBase.from_dir(PACK / "kb", min_score=0.25).search(problem)
+    assert hits and hits[0].id == "payment-problems", [h.id for h in hits]

@@ -14,7 +14,8 @@ Rules (SPEC §8):
 - a request for what no tool of the intent carries out (the intent's ``kb_requests``:
   "帮我把这个订单取消掉" where the pack has no cancellation tool), or a question whether or how it
   can be done ("能取消吗"), is answered from the knowledge base — how it is done — not with the
-  record's status; "取消了吗" and "我没取消啊" still get the record;
+  record's status; "取消了吗" and "我没取消啊" still get the record. ``kb_requests: all`` sends
+  every request of the intent there: "I was charged twice" is no question about the ways to pay;
 - a question whose intent only comes from the conversation and that lacks the slot the intent
   needs ("那一般几天能到？" after "我的快递到哪了") is answered from the knowledge base instead of
   asking for an order number.
@@ -27,7 +28,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from hermes_desk.assist.records import Lookup, Plan, ProposedWrite, Reading, WorkflowMove
-from hermes_desk.nlu import asks_for
+from hermes_desk.nlu import asks_for, is_slot_only, request_act
+from hermes_desk.nlu.language import detect_language
 from hermes_desk.packs import IntentSpec, Pack
 from hermes_desk.tools import ToolSpec
 from hermes_desk.workflows.machine import APPROVAL_PREFIX
@@ -86,16 +88,13 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
             "nothing proposed",
             lookups=(Lookup(_KB_TOOL, {"query": reading.text}),),
         )
-    if (
-        intent.kb_requests
-        and _has_kb(pack, tools)
-        and asks_for(reading.text, intent.kb_phrases, act=reading.act)
-    ):
+    query = _beyond_the_tools(reading) if intent.kb_requests and _has_kb(pack, tools) else None
+    if query is not None:
         return Plan(
             KB_INTENT,
             "a request for what no tool of the intent carries out, or how it is done: answered "
             "from the knowledge base, nothing proposed",
-            lookups=(Lookup(_KB_TOOL, {"query": reading.text}),),
+            lookups=(Lookup(_KB_TOOL, {"query": query}),),
         )
     if intent.workflow:
         return _start_workflow(reading, pack)
@@ -125,6 +124,30 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
             writes.append(_write(name, arguments, reading, tools))
     rule = "look up what the intent calls" if lookups else "propose the intent's write"
     return Plan(intent.name, rule, lookups=tuple(lookups), writes=tuple(writes))
+
+
+def _beyond_the_tools(reading: Reading) -> str | None:
+    """The knowledge-base query when the turn asks of its intent what none of the intent's tools
+    does (``kb_requests``), else None.
+
+    A turn that goes on with the intent of the turn before ("多扣的钱什么时候退给我" after "银行卡被
+    扣了两次钱") is searched with both turns' words; one that only gives a value ("订单是…")
+    answers the turn before and is read with its words. Not across languages: the passage is
+    quoted in the language of the query."""
+    intent = reading.intent
+    text, act = reading.text, reading.act
+    before = reading.previous_text if reading.previous_intent == intent.name else None
+    if before and detect_language(before, reading.language) != reading.language:
+        before = None  # the passage is quoted in the query's language: this turn's
+    if before and is_slot_only(text):
+        text, act = before, request_act(before)
+    if intent.kb_requests == "all":
+        beyond = act == "request"
+    else:
+        beyond = asks_for(text, intent.kb_phrases, act=act)
+    if not beyond:
+        return None
+    return f"{before} {text}" if before and text != before else text
 
 
 def _instead(

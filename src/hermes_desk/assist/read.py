@@ -73,7 +73,7 @@ class TurnReaderStage:
         perf = time.perf_counter()
         state = _state_of(session, self.oos_threshold)
         previous_slots = dict(state.slots)
-        previous_intent = state.intent
+        previous_intent, previous_text = state.intent, state.last_text
         resolved = self.intents.read(text, state)
         found, mentions = self.slots.read(text)
         intent, carried = self._framed(resolved, waiting, text, found)
@@ -116,6 +116,7 @@ class TurnReaderStage:
             proposals=proposals,
             previous_slots=previous_slots,
             previous_intent=previous_intent,
+            previous_text=previous_text,
             mentions={
                 name: list(values)
                 for name in intent.slots

@@ -54,6 +54,8 @@ class Reading:
     previous_slots: dict[str, Any] = field(default_factory=dict)
     #: the conversation's intent before this turn (None: the turn opens the conversation)
     previous_intent: str | None = None
+    #: the customer's previous turn, as the dialogue state kept it (None: the turn opens it)
+    previous_text: str | None = None
     #: every value named so far of a slot of which several were named (``order_id`` → […])
     mentions: dict[str, list[str]] = field(default_factory=dict)
     #: The turn's dialogue act (thanks, closing…) and whether it is all the turn says.

@@ -36,6 +36,7 @@ from hermes_desk.nlu.state import (
     is_acknowledgement,
     is_follow_up,
     is_short,
+    is_slot_only,
     mention_key,
 )
 
@@ -71,6 +72,7 @@ __all__ = [
     "is_acknowledgement",
     "is_follow_up",
     "is_short",
+    "is_slot_only",
     "load_classifier",
     "load_conversations",
     "load_examples",

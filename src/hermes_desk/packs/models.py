@@ -80,10 +80,12 @@ class IntentSpec(_Strict):
         description="a called read tool that finds nothing → the read tool that looks the "
         "record up instead (an order not shipped yet has no shipment, but has an order)",
     )
-    kb_requests: dict[str, tuple[str, ...]] = Field(
+    kb_requests: dict[str, tuple[str, ...]] | Literal["all"] = Field(
         default_factory=dict,
-        description="{language: [phrases]}: what a customer asks for that no tool of the intent "
-        "carries out (cancelling an order): such a request is answered from the knowledge base",
+        description="what a customer asks of the intent that none of its tools does — "
+        "{language: [phrases]} (cancelling an order), or all: every request, where the tools "
+        "only answer questions (which ways to pay; not 'I was charged twice') — answered from "
+        "the knowledge base",
     )
     slots: dict[str, dict[str, Any]] = Field(default_factory=dict)
     required_slots: tuple[str, ...] = ()
@@ -104,9 +106,10 @@ class IntentSpec(_Strict):
         ungated = [t for t in self.if_not_found.values() if t not in self.tools]
         if ungated:
             raise ValueError(f"if_not_found looks up with {ungated}, not listed under tools")
+        phrases_by_language = self.kb_requests if isinstance(self.kb_requests, dict) else {}
         blank = [
             lang
-            for lang, phrases in self.kb_requests.items()
+            for lang, phrases in phrases_by_language.items()
             if not all(p.strip() for p in phrases)
         ]
         if blank:
@@ -117,7 +120,9 @@ class IntentSpec(_Strict):
 
     @property
     def kb_phrases(self) -> tuple[str, ...]:
-        """Every language's ``kb_requests`` phrases, lower-cased."""
+        """Every language's ``kb_requests`` phrases, lower-cased (none for ``all``)."""
+        if not isinstance(self.kb_requests, dict):
+            return ()
         return tuple(p.lower() for phrases in self.kb_requests.values() for p in phrases)
 
     @property
