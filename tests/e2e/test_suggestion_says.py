@@ -411,3 +411,14 @@ def test_a_payment_problem_is_answered_not_the_ways_to_pay_listed(service: Servi
     assert "charged twice" in more["suggestion"]["text"], more["suggestion"]["text"]
     asked = service.turn(sid, "u1002", "which payment methods can I use?")
     assert "WeChat Pay" in asked["suggestion"]["text"], "a question about the ways to pay"
+
+
+def test_a_refund_asked_for_after_a_late_parcel_is_put_forward(service: Service) -> None:
+    sid = service.open_session("u1007")["session_id"]
+    late = service.turn(sid, "u1007", "我的电动牙刷怎么还没到 202405220505")
+    assert late["intent"]["name"] == "logistics"
+    refund = service.turn(sid, "u1007", "那我不要了，退款吧")
+    assert refund["intent"]["name"] == "return_exchange"
+    assert [p["tool"] for p in refund["proposals"]] == ["create_return"]
+    assert "202405220505" in refund["suggestion"]["text"], refund["suggestion"]["text"]
+    assert "延误" not in refund["suggestion"]["text"], "not the parcel's status again"

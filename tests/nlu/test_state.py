@@ -189,6 +189,27 @@ def test_another_record_named_is_a_new_request() -> None:
     assert r.intent == "return_exchange"
 
 
+def test_a_sure_request_for_another_intent_is_taken_whatever_its_follow_up_marker() -> None:
+    state = DialogueState(threshold=0.5)
+    state.resolve(
+        "订单202405220505的包裹到哪了", pred("logistics", 0.9), in_context=pred("logistics", 0.9)
+    )
+    r = state.resolve(
+        "那我不要了，退款吧", pred("return_exchange", 0.99), in_context=pred("logistics", 0.7)
+    )
+    assert (r.intent, r.carried) == ("return_exchange", False)
+    # A question, a request naming a number (a phone said in passing), or one read less surely
+    # alone: the conversation's intent, as the context model has it.
+    for text, alone in (
+        ("那退款要多久？", 0.99),
+        ("用的手机号是18602937741", 0.99),
+        ("那我要退货", 0.9),
+    ):
+        state = DialogueState(threshold=0.5, intent="logistics")
+        r = state.resolve(text, pred("return_exchange", alone), in_context=pred("logistics", 0.7))
+        assert r.intent == "logistics", text
+
+
 def test_an_unsure_first_turn_that_names_a_record_is_not_small_talk() -> None:
     state = DialogueState(threshold=0.5)
     r = state.resolve(
