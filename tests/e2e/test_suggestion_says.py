@@ -386,6 +386,12 @@ def test_asked_to_cancel_an_order_the_reply_says_how_not_when_it_ships(service: 
     english = service.turn(sid, "u1012", "I want to cancel order 202405250303")
     assert english["intent"]["name"] == "order_status" and english["proposals"] == []
     assert "My Orders" in english["suggestion"]["text"], english["suggestion"]["text"]
+    # A new address asked for beside a question: how it is done, not the parcel's status again.
+    sid = service.open_session("u1009")["session_id"]
+    service.turn(sid, "u1009", "猫粮什么时候到啊 202405220011")
+    address = service.turn(sid, "u1009", "能送到公司吗，地址改成高新路100号")
+    assert address["intent"]["answered_as"] == "kb_question", address["intent"]
+    assert "修改" in address["suggestion"]["text"] and "运输中" not in address["suggestion"]["text"]
 
 
 def test_another_order_named_after_a_return_is_looked_up_not_the_return_repeated(

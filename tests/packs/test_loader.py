@@ -94,14 +94,14 @@ def _replace(path: Path, old: str, new: str) -> None:
         ),
         (
             "intents.yaml",
-            "(the knowledge base).\n    kb_requests: {zh: [取消], en: [cancel]}",
-            "(the knowledge base).\n    kb_requests: {zh: [取消], en: [yes]}",
+            "done (the knowledge base).\n    kb_requests:\n      zh: [取消,",
+            "done (the knowledge base).\n    kb_requests:\n      zh: [yes,",
             ["intents.yaml", "order_status", "kb_requests"],
         ),
         (
             "intents.yaml",
-            "get_order}\n    kb_requests: {zh: [取消], en: [cancel]}",
-            "get_order}\n    kb_requests: {zh: [' '], en: [cancel]}",
+            "get_order}\n    kb_requests:\n      zh: [取消,",
+            "get_order}\n    kb_requests:\n      zh: [' ',",
             ["intents.yaml", "logistics", "kb_requests", "empty phrase"],
         ),
         (

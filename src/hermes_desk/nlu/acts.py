@@ -117,7 +117,8 @@ _HOW = re.compile(
 def asks_for(text: str, phrases: tuple[str, ...], *, act: DialogueAct = "request") -> bool:
     """Does ``text`` ask for what one of ``phrases`` names (Chinese phrases anywhere, Latin ones
     as whole words): a request for it, not negated or passive right before it, or (``act`` a
-    question) a question whether or how it can be done?
+    question) a question whether or how it can be done, or a question with a clause of its own
+    that asks for it?
 
     >>> asks_for("帮我取消掉吧", ("取消", "cancel")), asks_for("我没取消订单啊", ("取消",))
     (True, False)
@@ -125,6 +126,8 @@ def asks_for(text: str, phrases: tuple[str, ...], *, act: DialogueAct = "request
     False
     >>> [asks_for(t, ("取消",), act="question") for t in ("能取消吗", "取消了吗")]
     [True, False]
+    >>> asks_for("能送到公司吗，地址改成高新路100号", ("地址改",), act="question")
+    True
     """
     if not phrases:
         return False
@@ -134,7 +137,15 @@ def asks_for(text: str, phrases: tuple[str, ...], *, act: DialogueAct = "request
             continue
         if act == "request" or _HOW.search(before):
             return True
+        # A question with a request in a clause of its own ("能送到公司吗，地址改成…").
+        start = max((text.rfind(mark, 0, match.start()) for mark in _CLAUSE_MARKS), default=-1)
+        ends = [i for mark in _CLAUSE_MARKS if (i := text.find(mark, match.end())) >= 0]
+        if request_act(text[start + 1 : min(ends, default=len(text))]) == "request":
+            return True
     return False
+
+
+_CLAUSE_MARKS = ("，", ",", "。", "；", ";", "？", "?", "！", "!")
 
 
 @functools.lru_cache(maxsize=32)
