@@ -317,6 +317,13 @@ def test_a_turn_going_on_with_the_problem_is_searched_with_the_words_before(
         pack, tools, user="u1",
     )  # fmt: skip
     assert alone.lookups[0].arguments == {"query": "我的付款失败了"}
+    # A request named in the turn is searched with its own words ("到哪了" would find tracking).
+    named = decide(
+        reading(pack, "logistics", "地址改成高新路100号", previous_intent="logistics",
+                previous_text="我的订单202405201234到哪了"),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert named.lookups[0].arguments == {"query": "地址改成高新路100号"}
     # Nor across languages: the passage is quoted in the query's language.
     english = decide(
         reading(pack, "order_status", "can I still cancel it?", act="question", language="en",

@@ -130,22 +130,20 @@ def _beyond_the_tools(reading: Reading) -> str | None:
     """The knowledge-base query when the turn asks of its intent what none of the intent's tools
     does (``kb_requests``), else None.
 
-    A turn that goes on with the intent of the turn before ("多扣的钱什么时候退给我" after "银行卡被
-    扣了两次钱") is searched with both turns' words; one that only gives a value ("订单是…")
-    answers the turn before and is read with its words. Not across languages: the passage is
-    quoted in the language of the query."""
+    A turn that only gives a value ("订单是…") answers the turn before and is read with its
+    words. Under ``all`` (a problem, not a named request) a turn that goes on with the intent
+    of the turn before ("多扣的钱什么时候退给我" after "银行卡被扣了两次钱") is searched with
+    both turns' words. Never across languages: the passage is quoted in the query's language."""
     intent = reading.intent
     text, act = reading.text, reading.act
     before = reading.previous_text if reading.previous_intent == intent.name else None
     if before and detect_language(before, reading.language) != reading.language:
-        before = None  # the passage is quoted in the query's language: this turn's
+        before = None
     if before and is_slot_only(text):
         text, act = before, request_act(before)
-    if intent.kb_requests == "all":
-        beyond = act == "request"
-    else:
-        beyond = asks_for(text, intent.kb_phrases, act=act)
-    if not beyond:
+    if intent.kb_requests != "all":
+        return text if asks_for(text, intent.kb_phrases, act=act) else None
+    if act != "request":
         return None
     return f"{before} {text}" if before and text != before else text
 
