@@ -270,8 +270,10 @@ def test_a_request_no_tool_carries_out_is_answered_from_the_knowledge_base(
     assert plan.writes == () and plan.workflow is None
     if answered_from_kb:
         assert plan.answer_intent == "kb_question", plan.rule
-        assert [(lookup.tool, lookup.arguments) for lookup in plan.lookups] == [
-            ("kb_search", {"query": text})
+        # The order first (its status joins the search: a shipped order is answered as one).
+        assert [(lookup.tool, lookup.arguments, lookup.status_of) for lookup in plan.lookups] == [
+            ("get_order", {"order_id": "202405250077"}, None),
+            ("kb_search", {"query": text}, "get_order"),
         ]
     else:
         assert plan.answer_intent == "order_status", plan.rule
@@ -309,7 +311,7 @@ def test_a_turn_going_on_with_the_problem_is_searched_with_the_words_before(
         pack, tools, user="u1",
     )  # fmt: skip
     assert bare.answer_intent == "kb_question"
-    assert bare.lookups[0].arguments == {"query": "帮我取消订单"}
+    assert bare.lookups[-1].arguments == {"query": "帮我取消订单"}
     # After another intent, the turn stands alone.
     alone = decide(
         reading(pack, "payment_methods", "我的付款失败了", previous_intent="order_status",
@@ -323,11 +325,11 @@ def test_a_turn_going_on_with_the_problem_is_searched_with_the_words_before(
                 previous_text="我的订单202405201234到哪了"),
         pack, tools, user="u1",
     )  # fmt: skip
-    assert named.lookups[0].arguments == {"query": "地址改成高新路100号"}
+    assert named.lookups[-1].arguments == {"query": "地址改成高新路100号"}
     # Nor across languages: the passage is quoted in the query's language.
     english = decide(
         reading(pack, "order_status", "can I still cancel it?", act="question", language="en",
                 previous_intent="order_status", previous_text="帮我取消订单"),
         pack, tools, user="u1",
     )  # fmt: skip
-    assert english.lookups[0].arguments == {"query": "can I still cancel it?"}
+    assert english.lookups[-1].arguments == {"query": "can I still cancel it?"}

@@ -372,7 +372,8 @@ def test_asked_to_cancel_an_order_the_reply_says_how_not_when_it_ships(service: 
     text = asked["suggestion"]["text"]
     assert asked["intent"]["name"] == "order_status"
     assert asked["intent"]["answered_as"] == "kb_question"
-    assert asked["proposals"] == [] and [c["tool"] for c in asked["tool_calls"]] == ["kb_search"]
+    assert asked["proposals"] == []
+    assert [c["tool"] for c in asked["tool_calls"]] == ["get_order", "kb_search"]
     assert "直接取消" in text and "发货" not in text.split("。")[0], text
     whether = service.turn(sid, "u1001", "can I still cancel it?")
     assert "cancelled" in whether["suggestion"]["text"] and whether["proposals"] == []
@@ -386,6 +387,17 @@ def test_asked_to_cancel_an_order_the_reply_says_how_not_when_it_ships(service: 
     english = service.turn(sid, "u1012", "I want to cancel order 202405250303")
     assert english["intent"]["name"] == "order_status" and english["proposals"] == []
     assert "My Orders" in english["suggestion"]["text"], english["suggestion"]["text"]
+    # The order is looked up first: a shipped one is told what a shipped order can do, in either
+    # language; another customer's order gets the general answer, without its number.
+    sid = service.open_session("u1004")["session_id"]
+    shipped = service.turn(sid, "u1004", "帮我把订单202405120345取消了")
+    assert [c["tool"] for c in shipped["tool_calls"]] == ["get_order", "kb_search"]
+    assert "已发货" in shipped["suggestion"]["text"] and "拒收" in shipped["suggestion"]["text"]
+    english = service.turn(sid, "u1004", "I want to cancel order 202405240001")
+    assert "A shipped or delivered order cannot be cancelled" in english["suggestion"]["text"]
+    others = service.turn(sid, "u1004", "帮我取消订单202405201234")
+    assert [c["status"] for c in others["tool_calls"]] == ["not_found", "ok"]
+    assert "202405201234" not in others["suggestion"]["text"], others["suggestion"]["text"]
     # A new address asked for beside a question: how it is done, not the parcel's status again.
     sid = service.open_session("u1009")["session_id"]
     service.turn(sid, "u1009", "猫粮什么时候到啊 202405220011")

@@ -110,6 +110,12 @@ def _replace(path: Path, old: str, new: str) -> None:
             "kb_requests: some",
             ["intents.yaml", "payment_methods", "kb_requests"],
         ),
+        (
+            "intents.yaml",
+            "kb_record: get_order    #",
+            "kb_record: list_orders    #",
+            ["intents.yaml", "order_status", "kb_record", "list_orders"],
+        ),
         ("intents.yaml", "    out_of_scope: true", "    out_of_scope: false", ["oos"]),
         ("replies.yaml", "  order_status:", "  not_an_intent:", ["replies.yaml", "not_an_intent"]),
         ("compliance.yaml", "action: mask", "action: shout", ["compliance.yaml", "action"]),

@@ -7,6 +7,8 @@ tools check the records they read against that customer (X3).
 
 from __future__ import annotations
 
+from typing import Any
+
 from hermes_desk.actions import ActionService, Proposal
 from hermes_desk.assist.records import Acting, Lookup, Plan, Reading
 from hermes_desk.sessions import Session
@@ -30,8 +32,9 @@ class TurnActor:
         for planned in plan.lookups:
             lookup: Lookup | None = planned
             while lookup is not None and lookup.tool not in results:
+                arguments = _with_status(lookup, results, reading.language)
                 result = await self.tools.execute(
-                    {"name": lookup.tool, "arguments": lookup.arguments},
+                    {"name": lookup.tool, "arguments": arguments},
                     request_id=session.id,
                     allowed_tools=allowed if allowed is not None else (lookup.tool,),
                     context=CallContext(
@@ -84,3 +87,19 @@ class TurnActor:
                 move.workflow_id, move.inputs, tenant=session.tenant
             )
         return await self.workflows.get(move.workflow_id, tenant=session.tenant)
+
+
+def _with_status(lookup: Lookup, results: dict[str, ToolResult], language: str) -> dict[str, Any]:
+    """The look-up's arguments, its ``query`` followed by the status of the record looked up
+    before it (``status_of``): its ``status_text`` for a Chinese turn when it has one, else its
+    ``status`` — words in the turn's language, so the passage quoted is in it too."""
+    found = results.get(lookup.status_of) if lookup.status_of else None
+    if found is None or not found.ok or not isinstance(found.result, dict):
+        return lookup.arguments
+    record = found.result
+    words = record.get("status_text") if language == "zh" else None
+    words = words if isinstance(words, str) and words else record.get("status")
+    if not isinstance(words, str) or not words or "query" not in lookup.arguments:
+        return lookup.arguments
+    words = words.replace("_", " ")
+    return {**lookup.arguments, "query": f"{lookup.arguments['query']} {words}"}

@@ -94,7 +94,7 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
             KB_INTENT,
             "a request for what no tool of the intent carries out, or how it is done: answered "
             "from the knowledge base, nothing proposed",
-            lookups=(Lookup(_KB_TOOL, {"query": query}),),
+            lookups=_kb_lookups(reading, pack, tools, query, user=user),
         )
     if intent.workflow:
         return _start_workflow(reading, pack)
@@ -146,6 +146,21 @@ def _beyond_the_tools(reading: Reading) -> str | None:
     if act != "request":
         return None
     return f"{before} {text}" if before and text != before else text
+
+
+def _kb_lookups(
+    reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], query: str, *, user: str
+) -> tuple[Lookup, ...]:
+    """The knowledge search, after the record it is about when the turn names it (the
+    intent's ``kb_record``: "cancel it" is answered for a shipped order as for a shipped one)."""
+    search = Lookup(_KB_TOOL, {"query": query})
+    record = tools.get(reading.intent.kb_record or "")
+    if record is None or record.effect != "read":
+        return (search,)
+    arguments = _arguments(record, reading.slots, pack.turn_arguments(user=user, text=query))
+    if any(name not in arguments for name in record.parameters.get("required", ())):
+        return (search,)
+    return Lookup(record.name, arguments), Lookup(_KB_TOOL, {"query": query}, status_of=record.name)
 
 
 def _instead(

@@ -64,12 +64,15 @@ class Reading:
 
 @dataclass(frozen=True, slots=True)
 class Lookup:
-    """A read tool to call, with its arguments, and the look-up to make ``instead`` when it
-    finds nothing (the intent's ``if_not_found``)."""
+    """A read tool to call, with its arguments, the look-up to make ``instead`` when it finds
+    nothing (the intent's ``if_not_found``), and the look-up whose record's status joins its
+    query (the intent's ``kb_record``)."""
 
     tool: str
     arguments: dict[str, Any]
     instead: Lookup | None = None
+    #: a look-up made before this one whose record's status joins this one's ``query``
+    status_of: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

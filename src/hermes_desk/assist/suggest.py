@@ -222,12 +222,15 @@ def _named_by(proposal: Proposal, shown: Mapping[str, Any]) -> dict[str, str | i
 def _knowledge_situation(acting: Acting, found: Mapping[str, Any]) -> str | None:
     """A knowledge-base search that found nothing good enough is ``not_found`` (never a
     placeholder); an answer to a turn that names or points at an order ("这个订单能开发票吗")
-    is ``answer_for_order`` (it names the order)."""
+    is ``answer_for_order`` (it names the order), unless that order was looked up and is not
+    the customer's."""
     kb = acting.results.get("kb_search")
     if kb is None or not kb.ok:
         return None
     if not (isinstance(kb.result, Mapping) and kb.result.get("results")):
         return "not_found"
+    if any(r.status is ToolStatus.NOT_FOUND for r in acting.results.values()):
+        return None  # the order looked up for it is not the customer's: the answer is general
     return "answer_for_order" if found.get("order_id") else None
 
 

@@ -87,6 +87,12 @@ class IntentSpec(_Strict):
         "only answer questions (which ways to pay; not 'I was charged twice') — answered from "
         "the knowledge base",
     )
+    kb_record: str | None = Field(
+        None,
+        description="a read tool of the intent: for a kb_requests turn that names the record, it "
+        "is looked up first and its status joins the knowledge query (cancelling a shipped "
+        "order finds the sentence on shipped orders)",
+    )
     slots: dict[str, dict[str, Any]] = Field(default_factory=dict)
     required_slots: tuple[str, ...] = ()
     workflow: str | None = None
@@ -114,6 +120,8 @@ class IntentSpec(_Strict):
         ]
         if blank:
             raise ValueError(f"kb_requests.{blank[0]} holds an empty phrase")
+        if self.kb_record is not None and self.kb_record not in self.tools:
+            raise ValueError(f"kb_record {self.kb_record!r} is not listed under tools")
         if self.out_of_scope and (self.tools or self.workflow):
             raise ValueError("an out-of-scope intent may not list tools or a workflow")
         return self
