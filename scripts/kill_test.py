@@ -75,6 +75,11 @@ class Progress:
         return view
 
 
+def _took_input(view: dict[str, Any], after_seq: int) -> bool:
+    """Whether ``view`` shows an input saved after snapshot ``after_seq``."""
+    return any(h["reason"] == "input" and h["seq"] > after_seq for h in view["snapshots"])
+
+
 async def run_one(
     kind: str, key: str, service: Service, backend: str, client: httpx.AsyncClient,
     phone_locks: dict[str, asyncio.Lock], results: dict[str, dict[str, Any]], seen: Progress,
@@ -113,11 +118,18 @@ async def run_one(
                 if (step["name"], step["input_round"]) != fed:
                     slot = ASKS[step["name"]]
                     value = (await client.get(f"{backend}/sms/outbox/{key}")).json()["code"]
+                    looked_at = view["seq"]
                     view = seen.saw(await call(
                         service, client, "POST", f"/v1/workflows/{workflow_id}/input",
                         json={"user_id": user, "slots": {slot: value}, "wait_s": 0},
                     ))  # fmt: skip
-                    fed = (step["name"], step["input_round"])
+                    # Fed once taken (saved as an "input" snapshot). A workflow not at its wait
+                    # yet (a restarted worker still resuming it) answers with its view and takes
+                    # nothing: it is fed again when it waits. A round taken and then waited for
+                    # again would be an acknowledged input lost: it is not fed twice, and the
+                    # run stalls and says so.
+                    if _took_input(view, looked_at):
+                        fed = (step["name"], step["input_round"])
                     continue
             await asyncio.sleep(0.2)
             view = seen.saw(await call(service, client, "GET", f"/v1/workflows/{workflow_id}",
