@@ -136,16 +136,25 @@ def _beyond_the_tools(reading: Reading) -> str | None:
     both turns' words. Never across languages: the passage is quoted in the query's language."""
     intent = reading.intent
     text, act = reading.text, reading.act
-    before = reading.previous_text if reading.previous_intent == intent.name else None
-    if before and detect_language(before, reading.language) != reading.language:
-        before = None
-    if before and is_slot_only(text):
+    slot_only = is_slot_only(text)
+    before = _turn_before(reading) if slot_only or intent.kb_requests == "all" else None
+    if slot_only:
+        if before is None:
+            return None
         text, act = before, request_act(before)
     if intent.kb_requests != "all":
         return text if asks_for(text, intent.kb_phrases, act=act) else None
     if act != "request":
         return None
     return f"{before} {text}" if before and text != before else text
+
+
+def _turn_before(reading: Reading) -> str | None:
+    """The customer's turn before this one when it was of the same intent and language."""
+    before = reading.previous_text
+    if not before or reading.previous_intent != reading.intent.name:
+        return None
+    return before if detect_language(before, reading.language) == reading.language else None
 
 
 def _kb_lookups(

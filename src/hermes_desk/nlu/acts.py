@@ -30,6 +30,9 @@ __all__ = ["DialogueAct", "asks_for", "request_act"]
 
 DialogueAct = Literal["question", "request"]
 
+#: Where a turn breaks into clauses: punctuation, line breaks, wide spaces.
+CLAUSES = re.compile(r"[,，.。!！?？;；:：、~～\n]+|\s{2,}")
+
 # 1. Asking to be told: information, not an action.
 _INFO = re.compile(
     r"我?想(?:问|咨询|了解|知道|确认)一?下?|(?:请|麻烦|顺便|再)?问一?下|请问|咨询一?下|了解一下"
@@ -131,21 +134,16 @@ def asks_for(text: str, phrases: tuple[str, ...], *, act: DialogueAct = "request
     """
     if not phrases:
         return False
-    for match in _phrase_pattern(phrases).finditer(text):
-        before = text[max(0, match.start() - 16) : match.start()]
-        if _NOT_ASKED.search(before):
-            continue
-        if act == "request" or _HOW.search(before):
-            return True
-        # A question with a request in a clause of its own ("能送到公司吗，地址改成…").
-        start = max((text.rfind(mark, 0, match.start()) for mark in _CLAUSE_MARKS), default=-1)
-        ends = [i for mark in _CLAUSE_MARKS if (i := text.find(mark, match.end())) >= 0]
-        if request_act(text[start + 1 : min(ends, default=len(text))]) == "request":
-            return True
+    pattern = _phrase_pattern(phrases)
+    for clause in CLAUSES.split(text):
+        for match in pattern.finditer(clause):
+            before = clause[max(0, match.start() - 16) : match.start()]
+            if _NOT_ASKED.search(before):
+                continue
+            # A question may hold a request in a clause of its own ("能送到公司吗，地址改成…").
+            if act == "request" or _HOW.search(before) or request_act(clause) == "request":
+                return True
     return False
-
-
-_CLAUSE_MARKS = ("，", ",", "。", "；", ";", "？", "?", "！", "!")
 
 
 @functools.lru_cache(maxsize=32)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from hermes_desk.errors import PackError
+from hermes_desk.nlu.acts import CLAUSES
 
 __all__ = ["ACTS", "NO_ACT", "ActPhrases", "ActReading", "DialogueActName"]
 
@@ -33,7 +34,6 @@ DialogueActName = Literal["correction", "closing", "thanks", "confirmation", "gr
 #: The acts the engine answers, strongest first (a turn with several is the first of them).
 ACTS: tuple[DialogueActName, ...] = ("correction", "closing", "thanks", "confirmation", "greeting")
 
-_CLAUSES = re.compile(r"[,，.。!！?？;；:：、~～\n]+|\s{2,}")
 _LETTER = re.compile(r"[a-z]")
 
 
@@ -99,7 +99,7 @@ class ActPhrases:
         """The dialogue act of ``text`` and whether it is all the turn says."""
         found: set[DialogueActName] = set()
         other = False
-        for clause in _CLAUSES.split(text.lower()):
+        for clause in CLAUSES.split(text.lower()):
             clause = clause.strip()
             if not clause:
                 continue
@@ -115,7 +115,7 @@ class ActPhrases:
 
     def only_fillers(self, text: str) -> bool:
         """Whether ``text`` holds nothing but the pack's fillers ("嗯", "well")."""
-        clauses = [c.strip() for c in _CLAUSES.split(text.lower()) if c.strip()]
+        clauses = [c.strip() for c in CLAUSES.split(text.lower()) if c.strip()]
         return all(self._clause_acts(c) == set() for c in clauses)
 
     def is_negative(self, text: str) -> bool:
