@@ -12,6 +12,7 @@ from demo_backend.state import (
     FEATURES,
     BackendState,
     Refused,
+    business_today,
     load_sample_data,
     read_captcha,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "Outcome",
     "Refused",
     "RequestLog",
+    "business_today",
     "create_app",
     "load_sample_data",
     "read_captcha",

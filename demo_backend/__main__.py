@@ -30,19 +30,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log-level", default="warning")
     args = parser.parse_args(argv)
 
-    import datetime as dt
     import json
     from pathlib import Path
 
     import uvicorn
 
     from demo_backend.app import create_app
-    from demo_backend.state import BackendState
+    from demo_backend.state import BackendState, business_today
 
     state = BackendState(
         seed=args.seed,
         require_verified_phone=args.require_verified_phone,
-        today=None if args.sample_dates else dt.date.today(),
+        today=None if args.sample_dates else business_today(),
         data=json.loads(Path(args.data).read_text(encoding="utf-8")) if args.data else None,
     )
     print(f"Hermes Desk demo backend on http://{args.host}:{args.port}", flush=True)

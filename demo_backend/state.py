@@ -30,6 +30,7 @@ __all__ = [
     "BackendState",
     "Refused",
     "StoredResult",
+    "business_today",
     "load_sample_data",
 ]
 
@@ -101,6 +102,16 @@ def load_sample_data() -> dict[str, Any]:
 
 #: The "today" of the bundled sample data: its shipments were last updated on this day.
 SAMPLE_TODAY = dt.date(2024, 5, 28)
+#: The sample business's time zone: its timestamps are +08:00 and its days are Shanghai's.
+SAMPLE_ZONE = dt.timezone(dt.timedelta(hours=8), "Asia/Shanghai")
+
+
+def business_today() -> dt.date:
+    """Today in the sample business's time zone: the day :class:`BackendState` moves the
+    data to, so a parcel due today is due today for a service on the same zone."""
+    return dt.datetime.now(SAMPLE_ZONE).date()
+
+
 _ISO_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})(.*)$")
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from demo_backend import BackendState, business_today
 from demo_backend import create_app as create_backend
 from hermes_desk.config import Settings
 from hermes_desk.errors import NotFoundError
@@ -19,7 +20,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("pack_model_dir")]
 
 @pytest.fixture(scope="module")
 def backend_url() -> Iterator[str]:
-    with serve_in_thread(create_backend()) as url:
+    with serve_in_thread(create_backend(BackendState(today=business_today()))) as url:
         yield url
 
 

@@ -357,7 +357,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
     )
     intents = load_intent_model(pack, settings)
     sentiment = load_sentiment_model(pack, settings)
-    slot_extractor = SlotExtractor(pack.slot_rules, clock)
+    slot_extractor = SlotExtractor(pack.slot_rules, clock, pack.manifest.timezone)
 
     http = httpx.AsyncClient()  # the fact verifiers' client
     tools_http = BackendHttp()  # the HTTP tools' (a fifth of httpx's CPU per backend call)

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from demo_backend import BackendState, business_today
 from demo_backend import create_app as create_backend
 from hermes_desk.api.app import create_app
 from hermes_desk.config import Settings
@@ -49,7 +50,7 @@ class Api:
 def api(tmp_path_factory: pytest.TempPathFactory, pack_model_dir: Path) -> Iterator[Api]:
     """Hermes Desk (pack model trained once per run) and the demo backend, both on 127.0.0.1."""
     data_dir = tmp_path_factory.mktemp("api")
-    with serve_in_thread(create_backend()) as backend_url:
+    with serve_in_thread(create_backend(BackendState(today=business_today()))) as backend_url:
         settings = contract_settings(data_dir=data_dir, backend_url=backend_url)
         with (
             serve_in_thread(create_app(settings)) as url,
@@ -74,7 +75,7 @@ class Service:
 
 @pytest.fixture(scope="module")
 def backend_url() -> Iterator[str]:
-    with serve_in_thread(create_backend()) as url:
+    with serve_in_thread(create_backend(BackendState(today=business_today()))) as url:
         yield url
 
 

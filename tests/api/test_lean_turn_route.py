@@ -17,6 +17,7 @@ from fastapi.dependencies.models import Dependant
 from fastapi.routing import iter_route_contexts
 from tests.api.conftest import API_KEY, Api, contract_settings
 
+from demo_backend import BackendState, business_today
 from demo_backend import create_app as create_backend
 from hermes_desk.api.app import create_app
 from hermes_desk.api.deps import get_runtime
@@ -47,7 +48,7 @@ class Served(Api):
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, pack_model_dir: Path) -> Iterator[Served]:
-    with serve_in_thread(create_backend()) as backend_url:
+    with serve_in_thread(create_backend(BackendState(today=business_today()))) as backend_url:
         settings = contract_settings(
             data_dir=tmp_path_factory.mktemp("lean"), backend_url=backend_url
         )

@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from tests.browser.conftest import DESKTOP, SMALL
 
+from demo_backend import BackendState, business_today
 from demo_backend import create_app as create_backend
 from hermes_desk.api.app import create_app
 from hermes_desk.config import Settings
@@ -25,7 +26,7 @@ KEY = "supervisor-page-key-0123456789"
 
 @pytest.fixture
 def service(tmp_path: Path, model_dir: Path) -> Iterator[str]:
-    with serve_in_thread(create_backend()) as backend_url:
+    with serve_in_thread(create_backend(BackendState(today=business_today()))) as backend_url:
         settings = Settings(
             service={"data_dir": tmp_path, "backend_url": backend_url, "api_keys": {KEY: "acme"}},
             nlu={"model_dir": model_dir},

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import base64
+import datetime as dt
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from demo_backend import BackendState, business_today
 from demo_backend import create_app as create_backend
 from hermes_desk.cli.conversation import save_picture
 from hermes_desk.cli.main import app
@@ -19,7 +21,7 @@ pytestmark = pytest.mark.usefixtures("pack_model_dir")
 
 @pytest.fixture
 def backend_url() -> Iterator[str]:
-    with serve_in_thread(create_backend()) as url:
+    with serve_in_thread(create_backend(BackendState(today=business_today()))) as url:
         yield url
 
 
@@ -35,7 +37,8 @@ def test_demo_remembers_the_delay_across_contacts(
     assert "intent     logistics" in first or "intent     order_status" in first
     assert "slots      {'order_id': '202405201234'}" in first
     assert "tool       get_shipment → ok" in first
-    assert "运输中" in first and "2024-05-30" in first
+    due = (business_today() + dt.timedelta(days=2)).isoformat()  # the sample's eta, moved
+    assert "运输中" in first and due in first
     assert "key fact   logistics_delay_days = 7" in first
     assert "language   zh" in first
     # the stated preference is noted with its channel, not ticketed

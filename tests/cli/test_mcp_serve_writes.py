@@ -13,6 +13,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from tests.e2e.conftest import make_settings
 
+from demo_backend import BackendState, business_today
 from demo_backend import create_app as create_backend
 from hermes_desk.api.app import create_app
 from hermes_desk.testing.servers import serve_in_thread
@@ -31,7 +32,7 @@ async def _tickets_created(backend_url: str) -> list[dict[str, object]]:
 async def test_a_client_write_waits_for_an_agent_then_runs_once(
     tmp_path: Path, pack_model_dir: Path
 ) -> None:
-    with serve_in_thread(create_backend()) as backend_url:
+    with serve_in_thread(create_backend(BackendState(today=business_today()))) as backend_url:
         env = {
             **os.environ,
             "HERMES_SERVICE__DATA_DIR": str(tmp_path),

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from demo_backend import BackendState, business_today
 from demo_backend import create_app as create_backend
 from hermes_desk.api.app import create_app
 from hermes_desk.config import Settings
@@ -55,7 +56,7 @@ def _trained_pack_model(pack_model_dir: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def backend_url() -> Iterator[str]:
-    with serve_in_thread(create_backend()) as url:
+    with serve_in_thread(create_backend(BackendState(today=business_today()))) as url:
         yield url
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from demo_backend import BackendState, business_today
 from demo_backend import create_app as create_backend
 from hermes_desk.config import Settings
 from hermes_desk.packs import bundled_pack_path
@@ -47,7 +48,7 @@ def _conversations() -> list[list[str]]:
 
 @pytest.fixture(scope="module")
 def backend() -> Iterator[str]:
-    with serve_in_thread(create_backend()) as url:
+    with serve_in_thread(create_backend(BackendState(today=business_today()))) as url:
         yield url
 
 

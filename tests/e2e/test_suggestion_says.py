@@ -3,13 +3,18 @@ the turn's language, true outcomes, emotion, contact preferences and dialogue ac
 
 from __future__ import annotations
 
+import datetime as dt
 import re
+from pathlib import Path
 from typing import Any
 
 import httpx
-from demo_backend.state import load_sample_data
+from demo_backend.state import BackendState, business_today, load_sample_data
 
-from tests.e2e.conftest import Service
+from demo_backend import create_app as create_backend
+from hermes_desk.api.app import create_app
+from hermes_desk.testing.servers import serve_in_thread
+from tests.e2e.conftest import Service, make_settings
 
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 
@@ -440,3 +445,38 @@ def test_a_refund_asked_for_after_a_late_parcel_is_put_forward(service: Service)
     assert [p["tool"] for p in refund["proposals"]] == ["create_return"]
     assert "202405220505" in refund["suggestion"]["text"], refund["suggestion"]["text"]
     assert "延误" not in refund["suggestion"]["text"], "not the parcel's status again"
+
+
+def test_a_parcel_past_its_eta_is_told_late_never_promised_for_that_date_again(
+    tmp_path: Path,
+) -> None:
+    """A back office whose parcel is still "in transit" five days after its data's today:
+    the reply says the date has passed, in both languages; one due today is still promised."""
+    five_days_ago = business_today() - dt.timedelta(days=5)
+    stale = create_backend(BackendState(today=five_days_ago))
+    with (
+        serve_in_thread(stale) as backend_url,
+        serve_in_thread(create_app(make_settings(tmp_path, backend_url))) as url,
+        httpx.Client(base_url=url, timeout=30) as client,
+    ):
+        service = Service(url, backend_url, client, make_settings(tmp_path, backend_url))
+        sid = service.open_session("u1001")["session_id"]
+        eta = (five_days_ago + dt.timedelta(days=2)).isoformat()  # the sample's eta, moved
+        chinese = service.turn(sid, "u1001", "订单202405201234到哪了")["suggestion"]["text"]
+        assert eta in chinese and "已超出 3 天" in chinese and "运输中" in chinese, chinese
+        assert f"原预计 {eta} 送达" in chinese and f"，预计 {eta}" not in chinese, chinese
+        english = service.turn(sid, "u1001", "where is order 202405201234 now?")
+        text = english["suggestion"]["text"]
+        assert f"expected by {eta}, which has passed" in text and "in transit" in text, text
+        assert "it should arrive by" not in text
+
+    with (
+        serve_in_thread(create_backend(BackendState(today=business_today()))) as backend_url,
+        serve_in_thread(create_app(make_settings(tmp_path / "b", backend_url))) as url,
+        httpx.Client(base_url=url, timeout=30) as client,
+    ):
+        service = Service(url, backend_url, client, make_settings(tmp_path / "b", backend_url))
+        sid = service.open_session("u1001")["session_id"]
+        text = service.turn(sid, "u1001", "订单202405201234到哪了")["suggestion"]["text"]
+        due = (business_today() + dt.timedelta(days=2)).isoformat()
+        assert f"预计 {due} 送达" in text and "超出" not in text, text

@@ -248,6 +248,34 @@ def test_an_ok_reply_has_variants_by_what_the_tool_found() -> None:
     assert reply("delivered a while ago") == "订单 1 预计 2024-05-30 送达。", "not a name"
 
 
+def test_a_record_past_its_promised_date_is_told_late_before_any_status_variant() -> None:
+    offline = OfflineResponder(
+        {
+            "order_status": {
+                "ok": "订单 {order_id} 预计 {get_shipment.eta} 送达。",
+                "ok_in_transit": "订单 {order_id} 运输中，预计 {get_shipment.eta} 送达。",
+                "ok_overdue": "订单 {order_id} 原预计 {get_shipment.eta} 送达，超出 {days_overdue} 天。",  # noqa: E501
+            }
+        }
+    )
+
+    def reply(**facts: Any) -> str:
+        return offline.reply(
+            ResponderInput(
+                intent="order_status",
+                slots={"order_id": "1"},
+                tool_results={"get_shipment": {"status": "in_transit", "eta": "2026-12-01"}},
+                **facts,
+            )
+        )
+
+    assert reply(overdue={"get_shipment": 4}) == "订单 1 原预计 2026-12-01 送达，超出 4 天。"
+    assert reply() == "订单 1 运输中，预计 2026-12-01 送达。", "not late: the status variant"
+    assert reply(overdue={"get_shipment": 4}, situation="tool_failed") != reply(
+        overdue={"get_shipment": 4}
+    ), "only for ok"
+
+
 def test_a_tool_that_answered_has_its_own_ok_variant() -> None:
     offline = OfflineResponder(
         {

@@ -170,6 +170,26 @@ def test_the_prompt_says_what_actually_happened_in_the_turns_language() -> None:
     assert "What actually happened" not in plain.messages[0].content
 
 
+def test_the_prompt_tells_a_model_which_promised_date_has_passed() -> None:
+    from hermes_desk.llm import ResponderInput
+    from hermes_desk.llm.prompt import build_prompt
+
+    late = ResponderInput(
+        intent="logistics",
+        tool_results={"get_shipment": {"status": "in_transit", "eta": "2026-12-01"}},
+        overdue={"get_shipment": 4},
+        today="2026-12-05",
+        language="en",
+    )
+    system = build_prompt(late).messages[0].content
+    assert "today is 2026-12-05" in system and "never promise that date again" in system
+    assert "- get_shipment: 4 days late" in system
+    chinese = build_prompt(ResponderInput(intent="logistics", overdue={"get_shipment": 1}))
+    assert "不要再承诺这个日期" in chinese.messages[0].content
+    on_time = build_prompt(ResponderInput(intent="logistics", today="2026-12-05", language="en"))
+    assert "promised date" not in on_time.messages[0].content
+
+
 def test_the_packs_rules_open_the_prompt_in_the_turns_language() -> None:
     from hermes_desk.llm.prompt import DEFAULT_RULES
 

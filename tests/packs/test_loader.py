@@ -174,6 +174,18 @@ def _replace(path: Path, old: str, new: str) -> None:
             'path: "/users/{user}/supports/{thing}"',
             ["pack.yaml", "verifiers.0.path", "thing"],
         ),
+        (
+            "pack.yaml",
+            "timezone: Asia/Shanghai",
+            "timezone: Mars/Olympus",
+            ["pack.yaml", "timezone", "Mars/Olympus"],
+        ),
+        (
+            "tools.yaml",
+            "due: {date: eta,",
+            "due: {date: arrival,",
+            ["tools.yaml", "get_shipment", "due.date", "arrival"],
+        ),
     ],
 )
 def test_bad_pack_files_are_refused_naming_file_and_field(
@@ -209,6 +221,7 @@ def test_the_bundled_pack_chooses_each_slots_extractor_from_its_schema() -> None
     assert schema["pattern"] == "^1[3-9][0-9]{9}$", "the model sees the JSON Schema alone"
     assert [v.prefix for v in pack.manifest.verifiers] == ["supports_"]
     assert set(pack.manifest.rules) == {"zh", "en"}
+    assert pack.manifest.timezone == "Asia/Shanghai"
 
 
 def test_bad_training_line_is_refused_with_its_line_number(pack_copy: Path) -> None:

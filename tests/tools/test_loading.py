@@ -104,6 +104,10 @@ def _one_tool(**fields: object) -> dict[str, object]:
         ({"owner": "user_id"}, "owner", "response_format"),
         ({"not_found": [200]}, "not_found.0", "400"),
         ({"not_found": [404], "refusals": [404]}, "refusals", "both"),
+        ({"due": {"date": "eta", "while": ["on_way"]}}, "due.date", "response_format"),
+        ({"due": {"date": "eta"}}, "due.while", "Field required"),
+        ({"due": {"date": "eta", "while": []}}, "due.while", "at least 1"),
+        ({"due": {"date": "eta", "while": ["x"], "when": 1}}, "due.when", "Extra inputs"),
     ],
 )
 def test_a_bad_spec_is_refused_naming_file_tool_and_field(
@@ -313,3 +317,44 @@ def test_openapi_operations_declare_their_effect() -> None:
     assert caught.value.details["field"] == "x-effect"
     with pytest.raises(PackError, match="'read' or 'write'"):
         load_openapi(doc({"x-effect": "maybe"}))
+
+
+def test_a_promised_date_is_past_only_while_the_record_is_on_its_way() -> None:
+    shipment = {
+        "type": "object",
+        "properties": {"eta": {"type": "string"}, "state": {"type": "string"}},
+    }
+    due = {"date": "eta", "status": "state", "while": ["in_transit"]}
+    [spec] = parse_tool_specs(_one_tool(response_format=shipment, due=due), file="t.yaml")
+    assert spec.due is not None and spec.due.statuses == ("in_transit",)
+    today = dt.date(2026, 12, 5)
+
+    def late(**record: object) -> int | None:
+        assert spec.due is not None
+        return spec.due.days_overdue(record, today)
+
+    assert late(state="in_transit", eta="2026-12-02") == 3
+    assert late(state="in_transit", eta="2026-12-04T23:00:00+08:00") == 1, "a timestamp's day"
+    assert late(state="in_transit", eta="2026-12-05") is None, "due today is not late"
+    assert late(state="in_transit", eta="2026-12-09") is None
+    assert late(state="delivered", eta="2026-12-02") is None, "arrived: no promise left"
+    assert late(state="in_transit", eta="soon") is None and late(state="in_transit") is None
+    assert spec.due.days_overdue(["not", "a", "record"], today) is None
+
+    with pytest.raises(PackError, match="only a read tool") as caught:
+        parse_tool_specs(
+            _one_tool(
+                response_format=shipment,
+                due=due,
+                effect="write",
+                http={"method": "POST", "url": "{backend_url}/x"},
+            ),
+            file="t.yaml",
+        )
+    assert caught.value.details["field"] == "due"
+    with pytest.raises(PackError, match="'status'") as caught:
+        parse_tool_specs(
+            _one_tool(response_format=shipment, due={"date": "eta", "while": ["x"]}),
+            file="t.yaml",
+        )
+    assert caught.value.details["field"] == "due.status"

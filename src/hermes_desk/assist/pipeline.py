@@ -40,6 +40,7 @@ from hermes_desk.llm.slots import ModelSlotChannel
 from hermes_desk.masking import Masker, Masking
 from hermes_desk.memory import MemoryService
 from hermes_desk.nlu import SlotExtractor, TurnReader
+from hermes_desk.nlu.dates import resolve_timezone, today_in
 from hermes_desk.packs import Pack
 from hermes_desk.sentiment import SentimentModel
 from hermes_desk.sessions import Session, SessionManager, Turn
@@ -111,8 +112,14 @@ class Assistant:
             model_slots=model_slots,
         )
         self.actor = TurnActor(tools=tools, workflows=workflows, actions=actions)
+        zone = resolve_timezone(pack.manifest.timezone)
         self.suggester = TurnSuggester(
-            responder=responder, compliance=compliance, pack=pack, explain=self._explain
+            responder=responder,
+            compliance=compliance,
+            pack=pack,
+            explain=self._explain,
+            specs=tools.registry.spec_map,
+            today=lambda: today_in(clock, zone),
         )
 
     async def turn(

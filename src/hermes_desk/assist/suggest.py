@@ -13,6 +13,7 @@ against the pack's compliance rules.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import date
 from typing import Any, Protocol
 
 from hermes_desk.actions import Proposal
@@ -22,7 +23,7 @@ from hermes_desk.llm.messages import ResponderInput
 from hermes_desk.llm.offline import situation_for
 from hermes_desk.packs import Pack
 from hermes_desk.sessions import Session
-from hermes_desk.tools import ToolStatus
+from hermes_desk.tools import ToolSpec, ToolStatus
 from hermes_desk.workflows.machine import APPROVAL_PREFIX
 from hermes_desk.workflows.tool_steps import found_nothing
 
@@ -48,11 +49,17 @@ class TurnSuggester:
         compliance: ComplianceChecker,
         pack: Pack | None = None,
         explain: Explain | None = None,
+        specs: Callable[[], Mapping[str, ToolSpec]] | None = None,
+        today: Callable[[], date] | None = None,
     ) -> None:
+        """``specs`` gives the tools' specs by name and ``today`` the business's date: with
+        both, a record whose promised date has passed is told as late (``ToolSpec.due``)."""
         self.responder = responder
         self.compliance = compliance
         self.pack = pack
         self.explain = explain
+        self.specs = specs
+        self.today = today
 
     async def suggest(
         self,
@@ -76,6 +83,7 @@ class TurnSuggester:
             workflows=workflows,
             explain=self.explain,
             tails=tails,
+            **self._overdue(acting),
         )
         text, link = await self.responder.suggest(facts, session)
         situation = situation_for(facts)
@@ -89,6 +97,26 @@ class TurnSuggester:
             violations=list(checked.violations),
             situation=situation,
         )
+
+    def _overdue(self, acting: Acting) -> dict[str, Any]:
+        """``overdue`` and ``today`` for :func:`facts_of`; nothing when no answered record
+        promises a date (the date is then not even asked for)."""
+        if self.specs is None or self.today is None:
+            return {}
+        specs = self.specs()
+        due = {
+            name: (spec.due, r.result)
+            for name, r in acting.results.items()
+            if r.ok and (spec := specs.get(name)) is not None and spec.due is not None
+        }
+        if not due:
+            return {}
+        today = self.today()
+        late = {name: rule.days_overdue(result, today) for name, (rule, result) in due.items()}
+        return {
+            "overdue": {name: days for name, days in late.items() if days is not None},
+            "today": today.isoformat(),
+        }
 
 
 def _framed(text: str, pack: Pack, reading: Reading, situation: str, facts: ResponderInput) -> str:
@@ -128,6 +156,8 @@ def facts_of(
     workflows: Mapping[str, Any] | None = None,
     explain: Explain | None = None,
     tails: Mapping[str, int] | None = None,
+    overdue: Mapping[str, int] | None = None,
+    today: str | None = None,
 ) -> ResponderInput:
     """The structured facts of the turn, for the model prompt and the offline templates.
 
@@ -137,6 +167,8 @@ def facts_of(
             of the conversation reads in this turn's).
         tails: slots whose last characters replies may show, and how many (the pack's
             ``tail``: ``phone`` → 4 gives ``{phone_tail}``).
+        overdue: tools whose record's promised date has passed, and by how many days;
+            ``today`` the business's date it was judged on.
     """
     shown: dict[str, Any] = dict(reading.slots)
     if remembered.preferences:
@@ -199,6 +231,8 @@ def facts_of(
         language=reading.language,
         missing_slots=plan.missing_slots,
         situation=situation,
+        overdue=dict(overdue or {}),
+        today=today,
     )
 
 

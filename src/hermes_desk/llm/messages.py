@@ -175,6 +175,9 @@ class ResponderInput:
         missing_slots: required slots the intent still needs.
         situation: force a reply situation instead of deriving it.
         waiting_for: the slot a waiting workflow asks the customer for (``sms_code``…).
+        overdue: tools whose record promised a date that has passed, while its status still
+            says it is on its way, and by how many days (``{"get_shipment": 3}``).
+        today: the business's date the turn was read on (ISO), which ``overdue`` was judged by.
     """
 
     intent: str
@@ -187,3 +190,5 @@ class ResponderInput:
     missing_slots: tuple[str, ...] = ()
     situation: str | None = None
     waiting_for: str | None = None
+    overdue: Mapping[str, int] = field(default_factory=dict)
+    today: str | None = None

@@ -23,7 +23,9 @@ first one is rendered with a placeholder. A template may also be a ``{language: 
 An ``ok`` reply may have variants by what a tool found: ``ok_<status>`` is tried first when a
 tool result's ``status`` is ``<status>`` (``ok_delivered``, ``ok_lost``), so a parcel that has
 arrived, or never will, is not promised for a date (SPEC §8 R1); then ``ok_<tool>`` for each tool
-that answered (``ok_get_order``: the order found when its shipment was not).
+that answered (``ok_get_order``: the order found when its shipment was not). Before them,
+``ok_overdue`` when a record's promised date has passed while it is still on its way (the
+tool's ``due``), with ``{days_overdue}``: a past date is never promised again.
 """
 
 from __future__ import annotations
@@ -262,6 +264,7 @@ def _fields(facts: ResponderInput) -> dict[str, Any]:
     fields["fallback"] = facts.failed_fallbacks[0] if facts.failed_fallbacks else None
     sep = "、" if facts.language == "zh" else ", "
     fields["missing_slots"] = sep.join(facts.missing_slots) if facts.missing_slots else None
+    fields["days_overdue"] = max(facts.overdue.values()) if facts.overdue else None
     return fields
 
 
@@ -310,7 +313,8 @@ class OfflineResponder:
         else:
             order = (situation, "ok")
         if situation == "ok":
-            order = (*_status_variants(facts.tool_results), *order)
+            overdue = ("ok_overdue",) if facts.overdue else ()
+            order = (*overdue, *_status_variants(facts.tool_results), *order)
         fields = _fields(facts)
         pack = self._candidates(self._pack_templates(facts.intent), order, facts.language)
         pack += [

@@ -45,6 +45,8 @@ _LABELS = {
         "workflow": "流程状态",
         "tool": "工具",
         "situation": "实际情况",
+        "overdue": "已过承诺日期（今天 {today}）：不要再承诺这个日期，如实说明已超期并致歉",
+        "days": "天",
     },
     "en": {
         "intent": "Intent",
@@ -56,6 +58,9 @@ _LABELS = {
         "workflow": "Workflow state",
         "tool": "tool",
         "situation": "What actually happened",
+        "overdue": "Past the promised date (today is {today}): never promise that date again;"
+        " say it is late and apologise",
+        "days": "days late",
     },
 }
 
@@ -160,6 +165,9 @@ def build_prompt(
     situation = _SITUATIONS[language].get(facts.situation or "")
     if situation:
         lines.append(f"{labels['situation']}: {situation}")
+    if facts.overdue:
+        lines.append(labels["overdue"].format(today=facts.today or "—") + ":")
+        lines.extend(f"- {name}: {days} {labels['days']}" for name, days in facts.overdue.items())
     if facts.notes:
         lines.append(f"{labels['notes']}:")
         lines.extend(f"- {note}" for note in facts.notes)

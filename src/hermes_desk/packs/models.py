@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from hermes_desk.nlu.dates import resolve_timezone
 from hermes_desk.nlu.extractors import ENGINE_KEYS
 
 __all__ = [
@@ -64,6 +65,20 @@ class PackManifest(_Strict):
     verifiers: list[FactVerifier] = Field(
         default_factory=list, description="model-proposed facts the back office checks"
     )
+    timezone: str = Field(
+        "Asia/Shanghai",
+        description="the business's time zone: what 'today' and 'yesterday' mean in a turn, and "
+        "whether a record's promised date has passed",
+    )
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, name: str) -> str:
+        try:
+            resolve_timezone(name)
+        except (LookupError, ValueError) as exc:
+            raise ValueError(f"not a time zone: {name!r}") from exc
+        return name
 
 
 class IntentSpec(_Strict):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Literal
 
 from hermes_desk.errors import PackError
@@ -24,6 +25,7 @@ __all__ = [
     "TOOL_NAME_PATTERN",
     "BindingKind",
     "BindingSpec",
+    "DueDate",
     "Effect",
     "HealthProbe",
     "HttpTarget",
@@ -113,6 +115,39 @@ class HealthProbe:
 
 
 @dataclass(frozen=True, slots=True)
+class DueDate:
+    """The date a read tool's record promises while its status says it is still on its way
+    (``eta`` while ``in_transit``): once that date has passed, a reply must not promise it
+    again (SPEC §8 R1).
+
+    Attributes:
+        field: the result's top-level field holding an ISO date (``2026-12-05``; a timestamp's
+            date part counts).
+        statuses: the values of ``status_field`` under which the date is still a promise.
+        status_field: the result's field holding the record's status.
+    """
+
+    field: str
+    statuses: tuple[str, ...]
+    status_field: str = "status"
+
+    def days_overdue(self, result: Any, today: date) -> int | None:
+        """Whole days ``today`` is past the promised date, or None: not past, not promised
+        (another status), or no readable date."""
+        if not isinstance(result, Mapping) or result.get(self.status_field) not in self.statuses:
+            return None
+        value = result.get(self.field)
+        if not isinstance(value, str):
+            return None
+        try:
+            due = date.fromisoformat(value[:10])
+        except ValueError:
+            return None
+        late = (today - due).days
+        return late if late > 0 else None
+
+
+@dataclass(frozen=True, slots=True)
 class ToolSpec:
     """A tool: schema-first data.
 
@@ -139,6 +174,8 @@ class ToolSpec:
             (X3).
         not_found: HTTP statuses that mean "no such record": an answer, not a failure (X5).
         refusals: HTTP statuses that are business refusals (409…): an answer, not a failure.
+        due: for a read, the date its record promises while still on its way (a parcel's
+            ``eta``): a reply tells a date that has passed as passed.
     """
 
     name: str
@@ -157,6 +194,7 @@ class ToolSpec:
     owner_field: str | None = None
     not_found: tuple[int, ...] = ()
     refusals: tuple[int, ...] = ()
+    due: DueDate | None = None
 
     def __post_init__(self) -> None:
         # Invariants every loader (YAML, OpenAPI, ``@tool``, MCP) gets: refused as a PackError
@@ -191,6 +229,18 @@ class ToolSpec:
         both = set(self.not_found) & set(self.refusals)
         if both:
             raise refuse(f"{sorted(both)} cannot be both not_found and a refusal", "refusals")
+        if self.due is not None:
+            self._check_due(self.due, refuse)
+
+    def _check_due(self, due: DueDate, refuse: Any) -> None:
+        if self.effect != "read":
+            raise refuse("only a read tool's record promises a date", "due")
+        if not due.statuses:
+            raise refuse("name the statuses under which the date is a promise", "due.while")
+        properties = (self.response_format or {}).get("properties")
+        for name, where in ((due.field, "due.date"), (due.status_field, "due.status")):
+            if not isinstance(properties, Mapping) or name not in properties:
+                raise refuse(f"names {name!r}, which is not a property of response_format", where)
 
     def explanation(self, arguments: Mapping[str, Any], language: str) -> str:
         """What a call with ``arguments`` will do, in ``language``.

@@ -18,6 +18,9 @@
         owner: user_id               # the result field naming the record's owner (X3)
         not_found: [404]             # "no such order" is an answer, not a fault (X5)
         http: {method: GET, url: "{backend_url}/orders/{order_id}"}   # GET: effect read
+      - name: get_shipment
+        ...
+        due: {date: eta, while: [in_transit]}   # a promised date; once past, told as past
       - name: create_return
         ...
         effect: write                # any method but GET must say read or write (X1)
@@ -33,8 +36,8 @@
 Everything is checked at load: unknown keys, types, schemas (Draft 2020-12 after the OpenAPI
 conversion), ``required`` names, URL placeholders, effects (a non-GET tool without ``effect``
 does not load; ``approval_exempt`` only on a write, with its reason), ``explain`` placeholders,
-``owner`` against ``response_format``. A problem raises :class:`~hermes_desk.errors.PackError`
-naming the file, the tool and the field.
+``owner`` and ``due`` against ``response_format``. A problem raises
+:class:`~hermes_desk.errors.PackError` naming the file, the tool and the field.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from hermes_desk.tools.spec import (
     DEFAULT_FALLBACK,
     TOOL_NAME_PATTERN,
     BindingSpec,
+    DueDate,
     Effect,
     HealthProbe,
     HttpTarget,
@@ -93,6 +97,12 @@ class _Health(_Strict):
 _HttpStatus = Annotated[int, Field(ge=400, le=599)]
 
 
+class _Due(_Strict):
+    date: str = Field(min_length=1, max_length=64)
+    status: str = Field("status", min_length=1, max_length=64)
+    while_: list[str] = Field(alias="while", min_length=1)
+
+
 class _Tool(_Strict):
     name: str = Field(pattern=TOOL_NAME_PATTERN.pattern)
     description: str = Field(min_length=1, max_length=1024)
@@ -111,6 +121,7 @@ class _Tool(_Strict):
     owner: str | None = Field(None, min_length=1, max_length=64)
     not_found: list[_HttpStatus] = Field(default_factory=list)
     refusals: list[_HttpStatus] = Field(default_factory=list)
+    due: _Due | None = None
 
     @model_validator(mode="after")
     def _one_binding(self) -> _Tool:
@@ -237,6 +248,11 @@ def _build(tool: _Tool, defaults: _Defaults, values: Mapping[str, str], file: st
         owner_field=tool.owner,
         not_found=tuple(tool.not_found),
         refusals=tuple(tool.refusals),
+        due=(
+            DueDate(tool.due.date, tuple(tool.due.while_), tool.due.status)
+            if tool.due is not None
+            else None
+        ),
     )
 
 
