@@ -276,6 +276,27 @@ def test_a_record_past_its_promised_date_is_told_late_before_any_status_variant(
     ), "only for ok"
 
 
+def test_an_amount_reads_as_people_write_it_unless_the_template_formats_it() -> None:
+    offline = OfflineResponder(
+        {
+            "order_status": {
+                "ok": "待付款 {get_order.amount} 元",
+                "ok_paid": "{get_order.amount:.2f}",
+            }
+        }
+    )
+
+    def reply(status: str, amount: float) -> str:
+        order = {"status": status, "amount": amount}
+        return offline.reply(
+            ResponderInput(intent="order_status", tool_results={"get_order": order})
+        )
+
+    assert reply("pending_payment", 129.0) == "待付款 129 元"
+    assert reply("pending_payment", 428.9) == "待付款 428.9 元"
+    assert reply("paid", 129.0) == "129.00", "a template's own format wins"
+
+
 def test_a_tool_that_answered_has_its_own_ok_variant() -> None:
     offline = OfflineResponder(
         {

@@ -277,6 +277,9 @@ def test_effects_default_from_the_method_and_explanations_fill_in() -> None:
     assert write.explanation(both, "zh").startswith("处理 客户申请退货，")
     theirs = {"thing_id": "尺码不对 / 颜色也不对"}
     assert write.explanation(theirs, "en").startswith("handle 尺码不对 / 颜色也不对,")
+    # An amount reads as people write it: 429, 35.5 (not "429.0").
+    assert write.explanation({"thing_id": 429.0}, "en").startswith("handle 429,")
+    assert write.explanation({"thing_id": 35.5}, "en").startswith("handle 35.5,")
 
 
 def test_a_code_built_spec_keeps_the_same_rules() -> None:

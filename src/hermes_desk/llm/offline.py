@@ -166,6 +166,8 @@ class _Formatter(string.Formatter):
         return value, field_name
 
     def format_field(self, value: Any, format_spec: str) -> str:
+        if not format_spec and isinstance(value, float) and value.is_integer():
+            value = int(value)  # an amount of 129.0 reads "129", as people write it
         try:
             return format(value, format_spec)
         except (TypeError, ValueError):

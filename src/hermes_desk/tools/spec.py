@@ -262,7 +262,10 @@ class ToolSpec:
 
         def fill(match: re.Match[str]) -> str:
             key = match.group(1)
-            if values.get(key) is not None:
+            value = values.get(key)
+            if isinstance(value, float) and value.is_integer() and shown[key] == value:
+                return str(int(value))  # an amount of 429.0 reads "429", as people write it
+            if value is not None:
                 return _in_language(str(shown[key]), language)
             base = _tail_of(key)
             if base is not None and values.get(base) is not None:
