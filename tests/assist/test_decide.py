@@ -49,6 +49,23 @@ def test_a_policy_question_is_answered_from_the_knowledge_base(
     assert plan.writes == () and plan.workflow is None
 
 
+def test_a_question_about_a_named_orders_refund_looks_the_order_up_before_the_article(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """The intent's ``kb_record``: "退款到账了吗" is searched with the order's status, so the
+    answer is about a refunded order, and says it is refunded."""
+    text = "我的跑步鞋退款到账了吗，订单202405170666"
+    plan = decide(
+        reading(pack, "return_exchange", text, act="question", slots={"order_id": "202405170666"}),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert plan.answer_intent == "kb_question" and plan.writes == () and plan.workflow is None
+    assert [(lookup.tool, lookup.arguments, lookup.status_of) for lookup in plan.lookups] == [
+        ("get_order", {"order_id": "202405170666"}, None),
+        ("kb_search", {"query": text}, "get_order"),
+    ]
+
+
 def test_a_request_with_an_order_starts_the_workflow_and_writes_nothing_itself(
     pack: Pack, tools: dict[str, ToolSpec]
 ) -> None:

@@ -480,3 +480,24 @@ def test_a_parcel_past_its_eta_is_told_late_never_promised_for_that_date_again(
         text = service.turn(sid, "u1001", "订单202405201234到哪了")["suggestion"]["text"]
         due = (business_today() + dt.timedelta(days=2)).isoformat()
         assert f"预计 {due} 送达" in text and "超出" not in text, text
+
+
+def test_asked_whether_a_refund_came_the_reply_says_the_orders_status_then_the_article(
+    service: Service,
+) -> None:
+    """The order is looked up before the knowledge base: its status is said, and the article
+    is the one on refund times, found with that status."""
+    sid = service.open_session("u1006")["session_id"]
+    chinese = service.turn(sid, "u1006", "我的跑步鞋退款到账了吗，订单202405170666")
+    text = chinese["suggestion"]["text"]
+    assert chinese["proposals"] == [] and chinese["workflow"] is None
+    assert text.startswith("订单 202405170666 当前状态：已退款。"), text
+    assert "《退款到账时间》" in text, text
+    english = service.turn(sid, "u1006", "has the refund for order 202405170666 come through?")
+    text = english["suggestion"]["text"]
+    assert text.startswith("Order 202405170666 is refunded."), text
+    assert "How long refunds take" in text, text
+    # Another customer's order: nothing of it is said, and the answer stays general.
+    other = service.turn(sid, "u1006", "订单202405100789的退款什么时候到")
+    text = other["suggestion"]["text"]
+    assert "202405100789" not in text and "退货中" not in text, text

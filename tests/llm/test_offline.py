@@ -276,6 +276,34 @@ def test_a_record_past_its_promised_date_is_told_late_before_any_status_variant(
     ), "only for ok"
 
 
+def test_a_packs_own_situation_has_variants_by_what_answered_then_falls_back_to_ok() -> None:
+    offline = OfflineResponder(
+        {
+            "kb_question": {
+                "ok": "{kb_search.passage}",
+                "answer_for_order": "关于订单 {order_id}：{kb_search.passage}",
+                "answer_for_order_get_order": "订单 {order_id}：{get_order.status_text}。{kb_search.passage}",  # noqa: E501
+            }
+        }
+    )
+
+    def reply(situation: str, **results: Any) -> str:
+        return offline.reply(
+            ResponderInput(
+                intent="kb_question",
+                slots={"order_id": "1"},
+                tool_results={"kb_search": {"passage": "一到三天。"}, **results},
+                situation=situation,
+            )
+        )
+
+    refunded = {"status": "refunded", "status_text": "已退款"}
+    assert reply("answer_for_order", get_order=refunded) == "订单 1：已退款。一到三天。"
+    assert reply("answer_for_order") == "关于订单 1：一到三天。", "no order looked up"
+    assert reply("answer_for_order", get_order={"status": "x"}) == "关于订单 1：一到三天。"
+    assert reply("answer_for_something") == "一到三天。", "no template of its own: ok"
+
+
 def test_an_amount_reads_as_people_write_it_unless_the_template_formats_it() -> None:
     offline = OfflineResponder(
         {

@@ -84,9 +84,9 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
             )
         return Plan(
             KB_INTENT,
-            "a question about a policy or a process: answered from the knowledge base, "
-            "nothing proposed",
-            lookups=(Lookup(_KB_TOOL, {"query": reading.text}),),
+            "a question about a policy or a process: answered from the knowledge base (after "
+            "the record it names, when the intent has a kb_record), nothing proposed",
+            lookups=_kb_lookups(reading, pack, tools, reading.text, user=user),
         )
     query = _beyond_the_tools(reading) if intent.kb_requests and _has_kb(pack, tools) else None
     if query is not None:

@@ -25,7 +25,9 @@ tool result's ``status`` is ``<status>`` (``ok_delivered``, ``ok_lost``), so a p
 arrived, or never will, is not promised for a date (SPEC §8 R1); then ``ok_<tool>`` for each tool
 that answered (``ok_get_order``: the order found when its shipment was not). Before them,
 ``ok_overdue`` when a record's promised date has passed while it is still on its way (the
-tool's ``due``), with ``{days_overdue}``: a past date is never promised again.
+tool's ``due``), with ``{days_overdue}``: a past date is never promised again. A pack's own
+situation has variants the same way (``answer_for_order_get_order``: a knowledge answer about
+an order that was looked up), then falls back to ``ok``.
 """
 
 from __future__ import annotations
@@ -312,8 +314,8 @@ class OfflineResponder:
             order = (situation, *SITUATIONS[situation])
         elif situation.startswith("waiting_"):  # waiting for one slot: its own, then generic
             order = (situation, "waiting_input", *SITUATIONS["waiting_input"])
-        else:
-            order = (situation, "ok")
+        else:  # a pack's own situation (``answer_for_order``): its variants, then ``ok``
+            order = (*_status_variants(facts.tool_results, situation), situation, "ok")
         if situation == "ok":
             overdue = ("ok_overdue",) if facts.overdue else ()
             order = (*overdue, *_status_variants(facts.tool_results), *order)
@@ -382,17 +384,17 @@ class OfflineResponder:
         )
 
 
-def _status_variants(results: Mapping[str, Any]) -> tuple[str, ...]:
-    """``ok_<status>`` for each tool result that says its ``status``, then ``ok_<tool>`` for
-    each tool, in the results' order."""
+def _status_variants(results: Mapping[str, Any], situation: str = "ok") -> tuple[str, ...]:
+    """``<situation>_<status>`` for each tool result that says its ``status``, then
+    ``<situation>_<tool>`` for each tool, in the results' order."""
     statuses = [
-        f"ok_{status}"
+        f"{situation}_{status}"
         for result in results.values()
         if isinstance(result, Mapping)
         and isinstance(status := result.get("status"), str)
         and status.isidentifier()
     ]
-    return (*statuses, *(f"ok_{tool}" for tool in results))
+    return (*statuses, *(f"{situation}_{tool}" for tool in results))
 
 
 def _first_rendered(

@@ -104,9 +104,11 @@ class IntentSpec(_Strict):
     )
     kb_record: str | None = Field(
         None,
-        description="a read tool of the intent: for a kb_requests turn that names the record, it "
-        "is looked up first and its status joins the knowledge query (cancelling a shipped "
-        "order finds the sentence on shipped orders)",
+        description="a read tool of the intent: for a turn answered from the knowledge base "
+        "(a kb_requests turn, or a question about an intent that acts) that names the record, "
+        "it is looked up first and its status joins the knowledge query (cancelling a shipped "
+        "order finds the sentence on shipped orders; 'has my refund come?' is asked for a "
+        "refunded order)",
     )
     slots: dict[str, dict[str, Any]] = Field(default_factory=dict)
     required_slots: tuple[str, ...] = ()
