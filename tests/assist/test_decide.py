@@ -297,6 +297,37 @@ def test_a_request_no_tool_carries_out_is_answered_from_the_knowledge_base(
         assert [lookup.tool for lookup in plan.lookups] == ["get_shipment"]
 
 
+def test_damage_in_transit_is_answered_from_the_kb_with_the_turns_words(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """``kb_problems``: no tool handles a broken item, so the parcel's status is not said again;
+    the search has the turn's words alone (no order status), and a follow-up asking for the
+    remedy is searched with the problem it follows."""
+    order = {"order_id": "202405181212"}
+
+    def plan_for(text: str, **extra: Any) -> Any:
+        turn = reading(pack, "logistics", text, slots=order, **extra)
+        return decide(turn, pack, tools, user="u1")
+
+    broken = plan_for("钢化膜碎了一张")
+    assert broken.answer_intent == "kb_question" and broken.writes == ()
+    assert [(lu.tool, lu.arguments) for lu in broken.lookups] == [
+        ("kb_search", {"query": "钢化膜碎了一张"})
+    ]
+    follow_up = plan_for(
+        "能补发吗", act="question", previous_text="钢化膜碎了一张", previous_intent="logistics"
+    )
+    assert follow_up.lookups[0].arguments == {"query": "钢化膜碎了一张 能补发吗"}
+    alone = plan_for(
+        "能补发吗", act="question", previous_text="到哪了", previous_intent="logistics"
+    )
+    assert alone.lookups[0].arguments == {"query": "能补发吗"}
+    for text in ("外包装没有破损，就是慢", "我的快递到哪了"):
+        plan = plan_for(text)
+        assert plan.answer_intent == "logistics"
+        assert [lu.tool for lu in plan.lookups] == ["get_shipment"]
+
+
 def test_every_request_of_an_intent_whose_tools_only_answer_questions_goes_to_the_kb(
     pack: Pack, tools: dict[str, ToolSpec]
 ) -> None:

@@ -501,3 +501,19 @@ def test_asked_whether_a_refund_came_the_reply_says_the_orders_status_then_the_a
     other = service.turn(sid, "u1006", "订单202405100789的退款什么时候到")
     text = other["suggestion"]["text"]
     assert "202405100789" not in text and "退货中" not in text, text
+
+
+def test_a_parcel_that_arrived_broken_is_told_what_to_do_not_its_status_again(
+    service: Service,
+) -> None:
+    sid = service.open_session("u1010")["session_id"]
+    service.turn(sid, "u1010", "我的订单202405181212到哪了")
+    broken = service.turn(sid, "u1010", "钢化膜碎了一张")
+    text = broken["suggestion"]["text"]
+    assert "拍照" in text and "补发" in text and "运输中" not in text, text
+    assert broken["proposals"] == []
+    again = service.turn(sid, "u1010", "能补发吗")["suggestion"]["text"]
+    assert "拍照" in again and "确认丢失" not in again, again  # the damage sentence, not the lost
+    english = service.turn(sid, "u1010", "one of the screen protectors arrived cracked")
+    text = english["suggestion"]["text"]
+    assert "photos within 48 hours" in text and "in transit" not in text, text

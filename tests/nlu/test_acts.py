@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_desk.nlu import request_act
+from hermes_desk.nlu import reports, request_act
 
 QUESTIONS = [
     # policy and process, Chinese
@@ -79,3 +79,27 @@ def test_the_act_depends_on_the_words_not_on_spacing_or_case() -> None:
     assert request_act("  HOW LONG does a refund take  ") == "question"
     assert request_act("我要\n退货") == request_act("我要 退货") == "request"
     assert request_act("") == "request"  # nothing asked: a bare statement
+
+
+_BROKEN = ("碎了", "坏了", "破损", "补发", "broken", "damaged", "send a new one")
+
+
+@pytest.mark.parametrize(
+    ("text", "reported"),
+    [
+        ("钢化膜碎了一张", True),
+        ("快递被压坏了", True),  # a passive reports it too
+        ("东西已经碎了怎么办", True),  # so does a question about it
+        ("能补发吗", True),
+        ("the mug was broken when it came", True),
+        ("can you send a new one?", True),
+        ("外包装没有破损", False),  # it did not happen
+        ("东西没坏，就是慢", False),
+        ("it wasn't damaged, just late", False),
+        ("where is my parcel", False),
+        ("brokenness", False),  # Latin phrases as whole words
+    ],
+)
+def test_a_problem_is_reported_unless_negated_right_before_it(text: str, reported: bool) -> None:
+    assert reports(text, _BROKEN) is reported
+    assert reports(text, ()) is False

@@ -106,6 +106,12 @@ def _replace(path: Path, old: str, new: str) -> None:
         ),
         (
             "intents.yaml",
+            "    kb_problems:\n      zh: [碎了,",
+            "    kb_problems:\n      zh: ['',",
+            ["intents.yaml", "logistics", "kb_problems", "empty phrase"],
+        ),
+        (
+            "intents.yaml",
             "kb_requests: all",
             "kb_requests: some",
             ["intents.yaml", "payment_methods", "kb_requests"],

@@ -251,6 +251,8 @@ def test_the_analyser_splits_digits_from_chinese_and_stems_spellings_alike() -> 
     assert analyze("fall") == analyze("falling") == ["fall"]
     # Words of phrasing are no terms: alone they would pick an article at random.
     assert analyze("what about it") == [] and analyze("tell me more") == []
+    # Nor are the bigrams of counting: "碎了一张" is about breakage, not "一张店铺券".
+    assert analyze("钢化膜碎了一张") == ["钢化", "化膜", "膜碎", "碎了"]
 
 
 def test_the_packs_cancellation_questions_find_the_cancellation_article() -> None:

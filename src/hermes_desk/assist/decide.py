@@ -16,6 +16,9 @@ Rules (SPEC §8):
   can be done ("能取消吗"), is answered from the knowledge base — how it is done — not with the
   record's status; "取消了吗" and "我没取消啊" still get the record. ``kb_requests: all`` sends
   every request of the intent there: "I was charged twice" is no question about the ways to pay;
+- a problem no tool of the intent handles, reported or asked about (the intent's
+  ``kb_problems``: "钢化膜碎了一张" during a parcel's conversation, "能补发吗"), is answered from
+  the knowledge base with the turn's own words, not with the parcel's status again;
 - a question whose intent only comes from the conversation and that lacks the slot the intent
   needs ("那一般几天能到？" after "我的快递到哪了") is answered from the knowledge base instead of
   asking for an order number.
@@ -28,7 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hermes_desk.assist.records import Lookup, Plan, ProposedWrite, Reading, WorkflowMove
-from hermes_desk.nlu import asks_for, is_slot_only, request_act
+from hermes_desk.nlu import asks_for, is_slot_only, reports, request_act
 from hermes_desk.nlu.language import detect_language
 from hermes_desk.packs import IntentSpec, Pack
 from hermes_desk.tools import ToolSpec
@@ -96,6 +99,14 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
             "from the knowledge base, nothing proposed",
             lookups=_kb_lookups(reading, pack, tools, query, user=user),
         )
+    problem = _problem(reading) if intent.kb_problems and _has_kb(pack, tools) else None
+    if problem is not None:
+        return Plan(
+            KB_INTENT,
+            "a problem no tool of the intent handles: answered from the knowledge base with the "
+            "turn's words, nothing proposed",
+            lookups=(Lookup(_KB_TOOL, {"query": problem}),),
+        )
     if intent.workflow:
         return _start_workflow(reading, pack)
     missing = tuple(s for s in intent.required_slots if s not in reading.slots)
@@ -147,6 +158,19 @@ def _beyond_the_tools(reading: Reading) -> str | None:
     if act != "request":
         return None
     return f"{before} {text}" if before and text != before else text
+
+
+def _problem(reading: Reading) -> str | None:
+    """The knowledge-base query when the turn reports a problem of the intent's
+    ``kb_problems`` (or its remedy), else None: its own words, after the turn before when that
+    reported one too ("能补发吗" after "钢化膜碎了一张": a replacement for what broke)."""
+    phrases = reading.intent.problem_phrases
+    if not reports(reading.text, phrases):
+        return None
+    before = _turn_before(reading)
+    if before is not None and before != reading.text and reports(before, phrases):
+        return f"{before} {reading.text}"
+    return reading.text
 
 
 def _turn_before(reading: Reading) -> str | None:

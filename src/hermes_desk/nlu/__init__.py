@@ -5,7 +5,7 @@ and dialogue state that carries intent and slots between turns.
 Importing this package loads neither sklearn nor jieba; backends import them when used.
 """
 
-from hermes_desk.nlu.acts import DialogueAct, asks_for, request_act
+from hermes_desk.nlu.acts import DialogueAct, asks_for, reports, request_act
 from hermes_desk.nlu.cache import load_or_train
 from hermes_desk.nlu.context import ContextModel, TurnReader, train_turn_reader
 from hermes_desk.nlu.dates import DateMention, find_dates
@@ -80,6 +80,7 @@ __all__ = [
     "mention_key",
     "merge_model_slots",
     "normalise_ids",
+    "reports",
     "request_act",
     "rule_for",
     "slot_rules",

@@ -26,7 +26,7 @@ import functools
 import re
 from typing import Literal
 
-__all__ = ["DialogueAct", "asks_for", "request_act"]
+__all__ = ["DialogueAct", "asks_for", "reports", "request_act"]
 
 DialogueAct = Literal["question", "request"]
 
@@ -142,6 +142,30 @@ def asks_for(text: str, phrases: tuple[str, ...], *, act: DialogueAct = "request
                 continue
             # A question may hold a request in a clause of its own ("能送到公司吗，地址改成…").
             if act == "request" or _HOW.search(before) or request_act(clause) == "request":
+                return True
+    return False
+
+
+# Right before a phrase: it did not happen ("没有破损", "not damaged").
+_NEGATED = re.compile(r"(?:没有?|不|未|无)$|(?:n'?t|\bnot|\bnever|\bno)\s+$", re.IGNORECASE)
+
+
+def reports(text: str, phrases: tuple[str, ...]) -> bool:
+    """Does ``text`` report what one of ``phrases`` names (Chinese phrases anywhere, Latin ones
+    as whole words), not negated right before it? A question about it ("碎了怎么办"), a passive
+    ("被压坏了") and a past one ("已经碎了") report it too.
+
+    >>> reports("钢化膜碎了一张", ("碎了",)), reports("外包装没有破损", ("破损",))
+    (True, False)
+    >>> reports("the mug was broken", ("broken",)), reports("it wasn't damaged", ("damaged",))
+    (True, False)
+    """
+    if not phrases:
+        return False
+    pattern = _phrase_pattern(phrases)
+    for clause in CLAUSES.split(text):
+        for match in pattern.finditer(clause):
+            if not _NEGATED.search(clause[max(0, match.start() - 16) : match.start()]):
                 return True
     return False
 

@@ -102,6 +102,12 @@ class IntentSpec(_Strict):
         "only answer questions (which ways to pay; not 'I was charged twice') — answered from "
         "the knowledge base",
     )
+    kb_problems: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict,
+        description="{language: [phrases]}: a problem the customer reports that none of the "
+        "intent's tools handles (a parcel that arrived broken), or its remedy (补发): answered "
+        "from the knowledge base with the turn's own words (no record's status joins them)",
+    )
     kb_record: str | None = Field(
         None,
         description="a read tool of the intent: for a turn answered from the knowledge base "
@@ -130,13 +136,13 @@ class IntentSpec(_Strict):
         if ungated:
             raise ValueError(f"if_not_found looks up with {ungated}, not listed under tools")
         phrases_by_language = self.kb_requests if isinstance(self.kb_requests, dict) else {}
-        blank = [
-            lang
-            for lang, phrases in phrases_by_language.items()
-            if not all(p.strip() for p in phrases)
-        ]
-        if blank:
-            raise ValueError(f"kb_requests.{blank[0]} holds an empty phrase")
+        for name, lists in (
+            ("kb_requests", phrases_by_language),
+            ("kb_problems", self.kb_problems),
+        ):
+            blank = [lang for lang, phrases in lists.items() if not all(p.strip() for p in phrases)]
+            if blank:
+                raise ValueError(f"{name}.{blank[0]} holds an empty phrase")
         if self.kb_record is not None and self.kb_record not in self.tools:
             raise ValueError(f"kb_record {self.kb_record!r} is not listed under tools")
         if self.out_of_scope and (self.tools or self.workflow):
@@ -149,6 +155,11 @@ class IntentSpec(_Strict):
         if not isinstance(self.kb_requests, dict):
             return ()
         return tuple(p.lower() for phrases in self.kb_requests.values() for p in phrases)
+
+    @property
+    def problem_phrases(self) -> tuple[str, ...]:
+        """Every language's ``kb_problems`` phrases, lower-cased."""
+        return tuple(p.lower() for phrases in self.kb_problems.values() for p in phrases)
 
     @property
     def slot_schema(self) -> dict[str, Any]:

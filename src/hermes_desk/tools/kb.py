@@ -195,6 +195,13 @@ _EN_STOP = frozenset(
 )
 
 
+# Chinese bigrams of counting and phrasing: "碎了一张" is about breakage, not about the coupon
+# article's "一张店铺券".
+_ZH_STOP = frozenset(
+    ["了一", "一张", "一个", "一件", "一只", "一双", "一瓶", "一盒", "一台", "一条", "一下", "一点"]
+)
+
+
 def _stem(word: str) -> str:
     """A light English stem: plural and verb endings off (``deliveries`` → ``deliveri``,
     ``delivery`` → ``deliveri``, ``takes`` → ``take``, ``returned`` → ``return``)."""
@@ -224,7 +231,8 @@ def analyze(text: str) -> list[str]:
             if len(cjk) == 1:
                 terms.append(cjk)
             else:
-                terms.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
+                pairs = (cjk[i : i + 2] for i in range(len(cjk) - 1))
+                terms.extend(pair for pair in pairs if pair not in _ZH_STOP)
         elif word not in _EN_STOP:
             terms.append(_stem(word))
     return terms
