@@ -97,7 +97,7 @@ def test_a_telecom_conversation_end_to_end(telecom: tuple[httpx.Client, list[str
     assert [(c["tool"], c["status"]) for c in plan["tool_calls"]] == [("get_plan", "ok")]
     assert calls[-1] == "plan PL2040"
     assert plan["suggestion"]["text"] == (
-        "套餐 PL2040（Unlimited Plus）每月 40 GB 流量，月费 45.0 美元。需要为您更换吗？"
+        "套餐 PL2040（Unlimited Plus）每月 40 GB 流量，月费 45 美元。需要为您更换吗？"
     )
 
     unknown = turn(client, sid, "And what does plan PL9999 include?")
