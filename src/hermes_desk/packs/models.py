@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from typing import Any, Literal
@@ -149,14 +150,14 @@ class IntentSpec(_Strict):
             raise ValueError("an out-of-scope intent may not list tools or a workflow")
         return self
 
-    @property
+    @functools.cached_property
     def kb_phrases(self) -> tuple[str, ...]:
         """Every language's ``kb_requests`` phrases, lower-cased (none for ``all``)."""
         if not isinstance(self.kb_requests, dict):
             return ()
         return tuple(p.lower() for phrases in self.kb_requests.values() for p in phrases)
 
-    @property
+    @functools.cached_property
     def problem_phrases(self) -> tuple[str, ...]:
         """Every language's ``kb_problems`` phrases, lower-cased."""
         return tuple(p.lower() for phrases in self.kb_problems.values() for p in phrases)
