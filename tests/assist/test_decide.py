@@ -328,6 +328,36 @@ def test_damage_in_transit_is_answered_from_the_kb_with_the_turns_words(
         assert [lu.tool for lu in plan.lookups] == ["get_shipment"]
 
 
+@pytest.mark.parametrize(
+    ("text", "act", "answered_from_kb"),
+    [
+        ("能不能放快递柜", "question", True),
+        ("可以交给邻居代收吗", "question", True),
+        ("让快递员放门卫那里就行", "request", True),
+        ("I won't be home, can they leave it with the neighbour?", "question", True),
+        ("can it be left at the front door?", "question", True),
+        ("please leave it in a parcel locker", "request", True),
+        ("不要放快递柜，送上门", "request", False),  # not asked for: the parcel's status
+        ("快递柜取件码是多少", "question", False),
+    ],
+)
+def test_where_a_parcel_is_left_is_answered_from_the_knowledge_base(
+    pack: Pack, tools: dict[str, ToolSpec], text: str, act: str, answered_from_kb: bool
+) -> None:
+    """No tool tells the courier where to leave a parcel: the knowledge base says how, after
+    the order is looked up (its status joins the search)."""
+    plan = decide(
+        reading(pack, "logistics", text, act=act, slots={"order_id": "202405220011"}),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert plan.writes == () and plan.workflow is None
+    if answered_from_kb:
+        assert plan.answer_intent == "kb_question", plan.rule
+        assert [lu.tool for lu in plan.lookups] == ["get_order", "kb_search"]
+    else:
+        assert [lu.tool for lu in plan.lookups] == ["get_shipment"]
+
+
 def test_every_request_of_an_intent_whose_tools_only_answer_questions_goes_to_the_kb(
     pack: Pack, tools: dict[str, ToolSpec]
 ) -> None:

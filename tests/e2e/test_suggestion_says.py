@@ -517,3 +517,16 @@ def test_a_parcel_that_arrived_broken_is_told_what_to_do_not_its_status_again(
     english = service.turn(sid, "u1010", "one of the screen protectors arrived cracked")
     text = english["suggestion"]["text"]
     assert "photos within 48 hours" in text and "in transit" not in text, text
+
+
+def test_asked_to_leave_a_parcel_with_a_neighbour_the_reply_says_how_not_its_status(
+    service: Service,
+) -> None:
+    sid = service.open_session("u1004")["session_id"]
+    service.turn(sid, "u1004", "where is my monitor 202405240001")
+    asked = service.turn(sid, "u1004", "I won't be home, can they leave it with the neighbour?")
+    text = asked["suggestion"]["text"]
+    assert "with a neighbour" in text and "tell them when they call" in text, text
+    assert "out for delivery" not in text and asked["proposals"] == []
+    chinese = service.turn(sid, "u1004", "能不能放快递柜")["suggestion"]["text"]
+    assert "快递柜" in chinese and "快递员" in chinese and "派送中" not in chinese, chinese

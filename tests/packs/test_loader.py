@@ -100,8 +100,8 @@ def _replace(path: Path, old: str, new: str) -> None:
         ),
         (
             "intents.yaml",
-            "get_order}\n    kb_requests:\n      zh: [取消,",
-            "get_order}\n    kb_requests:\n      zh: [' ',",
+            "tells the courier.\n    kb_requests:\n      zh: [取消,",
+            "tells the courier.\n    kb_requests:\n      zh: [' ',",
             ["intents.yaml", "logistics", "kb_requests", "empty phrase"],
         ),
         (

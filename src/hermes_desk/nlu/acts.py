@@ -111,7 +111,7 @@ _NOT_ASKED = re.compile(
 # "can I still cancel it?") — not whether it was done ("取消了吗").
 _HOW = re.compile(
     r"(?:能|可以|能不能|可不可以|怎么|怎样|如何|还能)\s*$"
-    r"|\b(?:can|could)\s+(?:i|we|you)\s+(?:still\s+)?$|\bhow\s+(?:do|can|could)\s+(?:i|we)\s+$"
+    r"|\b(?:can|could)\s+(?:i|we|you|they|it)\s+(?:still\s+)?$|\bhow\s+(?:do|can|could)\s+(?:i|we)\s+$"
     r"|\bhow\s+to\s+$|\bpossible\s+to\s+$",
     re.IGNORECASE,
 )
