@@ -218,7 +218,15 @@ def test_an_unsure_first_turn_that_names_a_record_is_not_small_talk() -> None:
         in_context=pred("logistics", 0.47),
     )
     assert (r.intent, r.out_of_scope) == ("logistics", False)
-    # No record named, or the two readings disagree: out of scope, as before.
+    # Both in scope but not the same intent: the surer reading.
+    lost = "my keyboard order 202405120345 says lost, what now?"
+    for alone, in_context, chosen in (
+        (pred("logistics", 0.536), pred("order_status", 0.44), "logistics"),
+        (pred("logistics", 0.40), pred("order_status", 0.44), "order_status"),
+    ):
+        r = DialogueState(threshold=0.5).resolve(lost, alone, in_context=in_context)
+        assert (r.intent, r.out_of_scope) == (chosen, False)
+    # No record named, or a reading out of scope: out of scope, as before.
     for text, alone in (("my keyboard never arrived", "logistics"), ("订单202405120345", "oos")):
         r = DialogueState(threshold=0.5).resolve(
             text, pred(alone, 0.71), in_context=pred("logistics", 0.47)

@@ -233,10 +233,13 @@ class DialogueState:
             # 支付方式" or "also, has order … shipped?" after a return): a new request, not the
             # conversation's (LABELS.md: a topic switch takes the new intent).
             chosen = p.intent
-        elif previous is None and p.intent == in_context.intent != OOS and _record_numbers(text):
-            # Unsure, but both readings agree and the turn names a record ("my keyboard order
-            # … never arrived" as a first turn): small talk names no order.
-            chosen = p.intent
+        elif (
+            previous is None and OOS not in (p.intent, in_context.intent) and _record_numbers(text)
+        ):
+            # Unsure, but both readings are in scope and the turn names a record ("my keyboard
+            # order … never arrived", "… says lost, what now?" as a first turn): small talk names
+            # no order. The surer reading wins.
+            chosen = p.intent if p.confidence >= confidence else in_context.intent
         elif previous is None or in_context.intent == OOS:
             chosen = OOS  # unsure with nothing to keep, or leaning out of scope
         else:
