@@ -67,15 +67,22 @@ def make_settings(data_dir: Path, backend_url: str, **service: Any) -> Settings:
     )
 
 
-@pytest.fixture
-def service(tmp_path: Path, backend_url: str) -> Iterator[Service]:
-    httpx.delete(f"{backend_url}/_faults")
-    settings = make_settings(tmp_path, backend_url)
+@contextlib.contextmanager
+def serve_service(data_dir: Path, backend_url: str) -> Iterator[Service]:
+    """Hermes Desk on a loopback port over ``backend_url``, with a client for it."""
+    settings = make_settings(data_dir, backend_url)
     with (
         serve_in_thread(create_app(settings)) as url,
         httpx.Client(base_url=url, timeout=30) as client,
     ):
         yield Service(url, backend_url, client, settings)
+
+
+@pytest.fixture
+def service(tmp_path: Path, backend_url: str) -> Iterator[Service]:
+    httpx.delete(f"{backend_url}/_faults")
+    with serve_service(tmp_path, backend_url) as served:
+        yield served
     httpx.delete(f"{backend_url}/_faults")
 
 

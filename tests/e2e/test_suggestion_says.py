@@ -12,9 +12,8 @@ import httpx
 from demo_backend.state import BackendState, business_today, load_sample_data
 
 from demo_backend import create_app as create_backend
-from hermes_desk.api.app import create_app
 from hermes_desk.testing.servers import serve_in_thread
-from tests.e2e.conftest import Service, make_settings
+from tests.e2e.conftest import Service, serve_service
 
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 
@@ -454,12 +453,7 @@ def test_a_parcel_past_its_eta_is_told_late_never_promised_for_that_date_again(
     the reply says the date has passed, in both languages; one due today is still promised."""
     five_days_ago = business_today() - dt.timedelta(days=5)
     stale = create_backend(BackendState(today=five_days_ago))
-    with (
-        serve_in_thread(stale) as backend_url,
-        serve_in_thread(create_app(make_settings(tmp_path, backend_url))) as url,
-        httpx.Client(base_url=url, timeout=30) as client,
-    ):
-        service = Service(url, backend_url, client, make_settings(tmp_path, backend_url))
+    with serve_in_thread(stale) as backend_url, serve_service(tmp_path, backend_url) as service:
         sid = service.open_session("u1001")["session_id"]
         eta = (five_days_ago + dt.timedelta(days=2)).isoformat()  # the sample's eta, moved
         chinese = service.turn(sid, "u1001", "订单202405201234到哪了")["suggestion"]["text"]
@@ -470,12 +464,11 @@ def test_a_parcel_past_its_eta_is_told_late_never_promised_for_that_date_again(
         assert f"expected by {eta}, which has passed" in text and "in transit" in text, text
         assert "it should arrive by" not in text
 
+    on_time = create_backend(BackendState(today=business_today()))
     with (
-        serve_in_thread(create_backend(BackendState(today=business_today()))) as backend_url,
-        serve_in_thread(create_app(make_settings(tmp_path / "b", backend_url))) as url,
-        httpx.Client(base_url=url, timeout=30) as client,
+        serve_in_thread(on_time) as backend_url,
+        serve_service(tmp_path / "b", backend_url) as service,
     ):
-        service = Service(url, backend_url, client, make_settings(tmp_path / "b", backend_url))
         sid = service.open_session("u1001")["session_id"]
         text = service.turn(sid, "u1001", "订单202405201234到哪了")["suggestion"]["text"]
         due = (business_today() + dt.timedelta(days=2)).isoformat()

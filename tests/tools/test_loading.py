@@ -330,6 +330,9 @@ def test_a_promised_date_is_past_only_while_the_record_is_on_its_way() -> None:
     due = {"date": "eta", "status": "state", "while": ["in_transit"]}
     [spec] = parse_tool_specs(_one_tool(response_format=shipment, due=due), file="t.yaml")
     assert spec.due is not None and spec.due.statuses == ("in_transit",)
+    # The listing (API, ``tools list --json``) says it as the pack wrote it.
+    assert spec.to_dict()["due"] == due
+    assert parse_tool_specs(_one_tool(), file="t.yaml")[0].to_dict()["due"] is None
     today = dt.date(2026, 12, 5)
 
     def late(**record: object) -> int | None:

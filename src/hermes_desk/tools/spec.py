@@ -324,6 +324,15 @@ class ToolSpec:
             "owner_field": self.owner_field,
             "not_found": list(self.not_found),
             "refusals": list(self.refusals),
+            "due": (
+                {
+                    "date": self.due.field,
+                    "status": self.due.status_field,
+                    "while": list(self.due.statuses),
+                }
+                if self.due is not None
+                else None
+            ),
         }
 
 
