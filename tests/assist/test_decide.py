@@ -411,3 +411,38 @@ def test_a_turn_going_on_with_the_problem_is_searched_with_the_words_before(
         pack, tools, user="u1",
     )  # fmt: skip
     assert english.lookups[-1].arguments == {"query": "can I still cancel it?"}
+
+
+def test_a_knowledge_question_looks_up_the_order_the_turn_names_and_searches_the_question(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """``kb_question``'s ``kb_record``: an order the turn names is looked up, so the answer says
+    its status; the search has the question's words alone (a shipped order's status found the
+    address article for "运费怎么算"). A bare order number answers the question before it."""
+    order = {"order_id": "202405201234"}
+
+    def lookups(text: str, **extra: Any) -> list[tuple[str, dict[str, Any], str | None]]:
+        plan = decide(reading(pack, "kb_question", text, **extra), pack, tools, user="u1")
+        assert plan.answer_intent == "kb_question" and plan.writes == ()
+        return [(lookup.tool, lookup.arguments, lookup.status_of) for lookup in plan.lookups]
+
+    assert lookups("订单202405201234运费怎么算", slots=order) == [
+        ("get_order", {"order_id": "202405201234"}, None),
+        ("kb_search", {"query": "订单202405201234运费怎么算"}, None),
+    ]
+    assert lookups(
+        "订单号202405201234", slots=order, previous_intent="kb_question",
+        previous_text="我地址写错了，能改吗",
+    ) == [
+        ("get_order", {"order_id": "202405201234"}, None),
+        ("kb_search", {"query": "我地址写错了，能改吗"}, None),
+    ]  # fmt: skip
+    # An order named earlier in the conversation is not looked up for the next question.
+    assert lookups("怎么开发票", found={}, slots=order) == [
+        ("kb_search", {"query": "怎么开发票"}, None),
+    ]
+    # After another intent a bare number stands alone (the intent's own search).
+    assert lookups(
+        "订单号202405201234", slots=order, previous_intent="logistics",
+        previous_text="我的快递到哪了",
+    )[-1] == ("kb_search", {"query": "订单号202405201234"}, None)  # fmt: skip

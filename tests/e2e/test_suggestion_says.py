@@ -442,6 +442,8 @@ def test_a_refund_asked_for_after_a_late_parcel_is_put_forward(service: Service)
     refund = service.turn(sid, "u1007", "那我不要了，退款吧")
     assert refund["intent"]["name"] == "return_exchange"
     assert [p["tool"] for p in refund["proposals"]] == ["create_return"]
+    assert "product" not in refund["slots"], refund["slots"]  # 退款吧 names no product 吧
+    assert refund["slots"]["reason"] == "我不要了"
     assert "202405220505" in refund["suggestion"]["text"], refund["suggestion"]["text"]
     assert "延误" not in refund["suggestion"]["text"], "not the parcel's status again"
 
@@ -523,3 +525,38 @@ def test_asked_to_leave_a_parcel_with_a_neighbour_the_reply_says_how_not_its_sta
     assert "out for delivery" not in text and asked["proposals"] == []
     chinese = service.turn(sid, "u1004", "能不能放快递柜")["suggestion"]["text"]
     assert "快递柜" in chinese and "快递员" in chinese and "派送中" not in chinese, chinese
+
+
+def test_an_order_number_given_for_a_policy_question_answers_that_question_for_it(
+    service: Service,
+) -> None:
+    """A number given after "我地址写错了，能改吗" ("订单号…") found how to track a parcel; now it
+    answers the address question, saying the order's status first. A policy question naming an
+    order gets its own article, not one picked by the order's status."""
+    sid = service.open_session("u1001")["session_id"]
+    service.turn(sid, "u1001", "我地址写错了，能改吗")
+    given = service.turn(sid, "u1001", "订单号202405201234")
+    text = given["suggestion"]["text"]
+    assert given["intent"]["name"] == "kb_question" and given["proposals"] == []
+    assert text.startswith("订单 202405201234 当前状态：已发货。"), text
+    assert "《修改收货地址》" in text and "已经发货的，无法" in text, text
+    fees = service.turn(sid, "u1001", "订单202405181001运费怎么算")["suggestion"]["text"]
+    assert fees.startswith("订单 202405181001 当前状态：") and "《运费说明》" in fees, fees
+    # Another customer's order is neither named nor described.
+    other = service.turn(sid, "u1001", "订单202405100789的地址写错了能改吗")["suggestion"]["text"]
+    assert "202405100789" not in other and "退货中" not in other, other
+
+
+def test_a_returns_progress_asked_after_another_parcel_is_answered_for_the_return(
+    service: Service,
+) -> None:
+    """Asked "另外订单…的退货到哪一步了" after another order's parcel, the reply kept the parcel's
+    topic and said the returned order's parcel had been delivered; now the return's status and
+    the refund article."""
+    sid = service.open_session("u1003")["session_id"]
+    service.turn(sid, "u1003", "我的订单202405231122到哪了")
+    asked = service.turn(sid, "u1003", "另外订单202405100789的退货到哪一步了")
+    text = asked["suggestion"]["text"]
+    assert asked["intent"]["name"] == "return_exchange" and asked["proposals"] == []
+    assert text.startswith("订单 202405100789 当前状态：退货中。"), text
+    assert "《退款到账时间》" in text and "签收" not in text, text

@@ -56,3 +56,13 @@ def test_no_purchase_slots_where_none_are_said(extract: SlotExtractor, text: str
 def test_a_date_that_is_not_the_purchase_is_only_a_date(extract: SlotExtractor) -> None:
     slots = extract.extract("明天能送到吗")
     assert slots["date"] == "2024-06-02" and "purchase_date" not in slots
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["退款吧", "退款什么时候到账", "顺便问下订单202405170666退款退到哪了", "能只退一件吗",
+     "我就是想退个款", "那我不要了，退款吧"],
+)  # fmt: skip
+def test_a_refund_or_a_particle_is_no_product(extract: SlotExtractor, text: str) -> None:
+    """退款 is a refund, not 退 + the measure word 款 ("退款吧" named the product 吧)."""
+    assert "product" not in extract.extract(text)

@@ -107,6 +107,10 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
             "turn's words, nothing proposed",
             lookups=(Lookup(_KB_TOOL, {"query": problem}),),
         )
+    if intent.name == KB_INTENT and _has_kb(pack, tools):
+        plan = _record_question(reading, pack, tools, user=user)
+        if plan is not None:
+            return plan
     if intent.workflow:
         return _start_workflow(reading, pack)
     missing = tuple(s for s in intent.required_slots if s not in reading.slots)
@@ -181,19 +185,59 @@ def _turn_before(reading: Reading) -> str | None:
     return before if detect_language(before, reading.language) == reading.language else None
 
 
+def _record_question(
+    reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user: str
+) -> Plan | None:
+    """A knowledge question that names its record ("订单…的地址写错了，能改吗"), or a turn that
+    only gives it after the question ("订单号…" after "我地址写错了，能改吗"): searched with the
+    question's words, after the record (the intent's ``kb_record``), whose status the answer
+    says. The status does not join the query here: a policy question is not about a status
+    ("运费怎么算" for a shipped order found the address article). Only a record the turn itself
+    names: an order named earlier is not looked up for every policy question after it.
+    None: the intent's own calls."""
+    before = _turn_before(reading) if is_slot_only(reading.text) else None
+    query = before or reading.text
+    record = _record_lookup(reading, pack, tools, query, slots=reading.found, user=user)
+    if before is None and record is None:
+        return None
+    search = Lookup(_KB_TOOL, {"query": query})
+    return Plan(
+        KB_INTENT,
+        "a knowledge question about the record the turn names: answered from the knowledge "
+        "base after the record (the intent's kb_record)",
+        lookups=(search,) if record is None else (record, search),
+    )
+
+
+def _record_lookup(
+    reading: Reading,
+    pack: Pack,
+    tools: Mapping[str, ToolSpec],
+    query: str,
+    *,
+    slots: Mapping[str, Any],
+    user: str,
+) -> Lookup | None:
+    """The look-up of the intent's ``kb_record`` with arguments from ``slots``; None when the
+    intent has none or a required argument is not known."""
+    record = tools.get(reading.intent.kb_record or "")
+    if record is None or record.effect != "read":
+        return None
+    arguments = _arguments(record, slots, pack.turn_arguments(user=user, text=query))
+    if any(name not in arguments for name in record.parameters.get("required", ())):
+        return None
+    return Lookup(record.name, arguments)
+
+
 def _kb_lookups(
     reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], query: str, *, user: str
 ) -> tuple[Lookup, ...]:
     """The knowledge search, after the record it is about when the turn names it (the
     intent's ``kb_record``: "cancel it" is answered for a shipped order as for a shipped one)."""
-    search = Lookup(_KB_TOOL, {"query": query})
-    record = tools.get(reading.intent.kb_record or "")
-    if record is None or record.effect != "read":
-        return (search,)
-    arguments = _arguments(record, reading.slots, pack.turn_arguments(user=user, text=query))
-    if any(name not in arguments for name in record.parameters.get("required", ())):
-        return (search,)
-    return Lookup(record.name, arguments), Lookup(_KB_TOOL, {"query": query}, status_of=record.name)
+    record = _record_lookup(reading, pack, tools, query, slots=reading.slots, user=user)
+    if record is None:
+        return (Lookup(_KB_TOOL, {"query": query}),)
+    return record, Lookup(_KB_TOOL, {"query": query}, status_of=record.tool)
 
 
 def _instead(

@@ -28,8 +28,9 @@ _ZH_STOP = (
 _ZH_PRODUCT = re.compile(
     rf"{_ZH_BUY}(?:了)?的\s*{_ZH_MEASURE}?\s*(?P<p>[\u4e00-\u9fffA-Za-z0-9]{{1,12}}?){_ZH_STOP}"
 )
+# 退款 is a refund, not 退 + the measure word 款 ("退款吧" named no product 吧).
 _ZH_RETURN_PRODUCT = re.compile(
-    rf"(?:想|要)?(?:退|换)(?:掉|货)?\s*(?:这|那)?{_ZH_MEASURE}\s*(?P<p>[\u4e00-\u9fffA-Za-z0-9]{{1,12}}?)"
+    rf"(?:想|要)?(?:退(?!款)|换)(?:掉|货)?\s*(?:这|那)?{_ZH_MEASURE}\s*(?P<p>[\u4e00-\u9fffA-Za-z0-9]{{1,12}}?)"
     rf"(?=吧|了|啊|呢|，|,|。|！|!|？|\?|\s|$)"
 )
 _EN_DET = r"(?:a|an|the|some|these|those|this|that|my|our|two|new|a\s+pair\s+of|a\s+set\s+of)"
@@ -52,7 +53,7 @@ _EN_PRODUCT_BEFORE = re.compile(
 )
 _NOT_PRODUCTS = frozenset(
     {"it", "one", "them", "thing", "things", "stuff", "something", "order", "item", "items",
-     "product", "东西", "货", "单", "订单", "的", "了"}
+     "product", "东西", "货", "单", "订单", "的", "了", "款", "吗", "吧", "呢", "啊", "呀"}
 )  # fmt: skip
 
 _ZH_BUY_AFTER = re.compile(rf"^\s*(?:才|刚|就|时|的时候)?\s*{_ZH_BUY}")
@@ -77,7 +78,7 @@ _ZH_TRIM_TAIL = re.compile(
     r"(?:所以|因此|我)?(?:想|要|能|可以|申请|帮我|请)?(?:退货|退款|退掉|退了|退|换货|换一个|换个|换|退换)"
     r"[\u4e00-\u9fff]{0,8}$"
 )
-_ZH_TRIM_HEAD = re.compile(r"^(?:因为|由于|是因为|就是|但是|可是|而且|结果|发现)")
+_ZH_TRIM_HEAD = re.compile(r"^(?:因为|由于|是因为|就是|但是|可是|而且|结果|发现|那(?=我))")
 _EN_TRIM_HEAD = re.compile(
     r"^\s*(?:because|since|as|but|and|so|it'?s|it\s+is|they'?re|they\s+are|the\s+\w+\s+is)\s+",
     re.IGNORECASE,

@@ -21,8 +21,9 @@ Intent resolution in context (what the turn pipeline calls after the classifier)
 With the pack's context model (rules 3–6 replaced), two more rules come before the model's
 answer. A turn that names a record the conversation has not named (a number of six digits or
 more) and says it is another one ("另外我另一个订单…到哪了", "btw where's the parcel for
-order …") is a new request, read by the turn alone when that is in scope and above the
-threshold: the context model leans on the conversation's intent. So is a request that names no
+order …") is a new request, read by the turn alone when that is in scope and at least 0.4 sure
+(``another_record``; "另外订单…的退货到哪一步了" reads a return at 0.49): the context model leans on
+the conversation's intent. So is a request that names no
 record and that the turn alone reads as another intent at least 0.95 surely (``sure_request``):
 "那我不要了，退款吧" after a late parcel asks for a refund, whatever its "那". And an unsure
 first turn that names such a record is not out of scope when the turn alone and the context
@@ -171,6 +172,9 @@ class DialogueState:
         sure_request: with the context model, a request (``request_act``) that names no record
             and that the turn alone reads as another intent at least this surely is that
             intent: "那我要退货退款" after "快递到哪了" asks for a return, whatever the "那".
+        another_record: with the context model, a turn that names a record the conversation
+            has not and says it is another one is what the turn alone reads at least this
+            surely (below the threshold: the marker and the new record say most of it).
     """
 
     threshold: float = 0.5
@@ -178,6 +182,7 @@ class DialogueState:
     override: float = 0.85
     short_window: int = 3
     sure_request: float = 0.95
+    another_record: float = 0.4
     intent: str | None = None
     slots: dict[str, Any] = field(default_factory=dict)
     turns: int = 0
@@ -213,7 +218,7 @@ class DialogueState:
         switched = p.intent not in (OOS, in_context.intent) and previous is not None
         if (
             switched
-            and p.confidence >= self.threshold
+            and p.confidence >= self.another_record
             and _ANOTHER.search(text)
             and self._names_new_record(text)
         ):
