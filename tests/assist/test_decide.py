@@ -446,3 +446,22 @@ def test_a_knowledge_question_looks_up_the_order_the_turn_names_and_searches_the
         "订单号202405201234", slots=order, previous_intent="logistics",
         previous_text="我的快递到哪了",
     )[-1] == ("kb_search", {"query": "订单号202405201234"}, None)  # fmt: skip
+
+
+def test_an_unsure_reading_of_an_intent_that_acts_is_answered_not_acted_on(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """ "my keyboard order … says lost" read as a return at 0.45: no return is put forward; the
+    order is looked up and the knowledge base answers, as for a question."""
+    text = "my keyboard order 202405120345 says lost"
+    order = {"order_id": "202405120345"}
+    unsure = decide(
+        reading(pack, "return_exchange", text, slots=order, language="en", unsure=True),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert unsure.answer_intent == "kb_question"
+    assert unsure.writes == () and unsure.workflow is None
+    assert [lookup.tool for lookup in unsure.lookups] == ["get_order", "kb_search"]
+    # The same request read surely starts the return's workflow.
+    sure = decide(reading(pack, "return_exchange", text, slots=order), pack, tools, user="u1")
+    assert sure.workflow is not None and sure.workflow.kind == "start"

@@ -560,3 +560,13 @@ def test_a_returns_progress_asked_after_another_parcel_is_answered_for_the_retur
     assert asked["intent"]["name"] == "return_exchange" and asked["proposals"] == []
     assert text.startswith("订单 202405100789 当前状态：退货中。"), text
     assert "《退款到账时间》" in text and "签收" not in text, text
+
+
+def test_a_parcel_said_lost_puts_no_return_forward(service: Service) -> None:
+    """ "my keyboard order … says lost" read as a return at 0.45 put a return forward "(reason:
+    customer requested a return)" that nobody asked for; an unsure reading now only answers."""
+    sid = service.open_session("u1004")["session_id"]
+    said = service.turn(sid, "u1004", "my keyboard order 202405120345 says lost")
+    text = said["suggestion"]["text"]
+    assert said["proposals"] == [] and said["workflow"] is None, said["proposals"]
+    assert "request" not in text and "lost" in text.lower(), text

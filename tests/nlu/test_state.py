@@ -181,14 +181,19 @@ def test_another_record_named_is_a_new_request() -> None:
     assert r.intent == "order_status"
     # Unsure alone: not taken either — unless at least ``another_record`` (0.4) sure: with the
     # marker and the new record, "另外订单…的退货到哪一步了" reads a return at 0.49 alone.
-    for alone, expected in ((0.3, "logistics"), (0.45, "return_exchange")):
+    # Taken under the threshold, the reading is unsure (enough to answer, not to act on).
+    for alone, expected, unsure in (
+        (0.3, "logistics", False),
+        (0.45, "return_exchange", True),
+        (0.9, "return_exchange", False),
+    ):
         state = DialogueState(threshold=0.5, intent="logistics")
         r = state.resolve(
             "另外订单202405100789的退货到哪一步了",
             pred("return_exchange", alone),
             in_context=pred("logistics", 0.99),
         )
-        assert r.intent == expected, alone
+        assert (r.intent, r.unsure) == (expected, unsure), alone
 
 
 def test_a_sure_request_for_another_intent_is_taken_whatever_its_follow_up_marker() -> None:
@@ -219,7 +224,7 @@ def test_an_unsure_first_turn_that_names_a_record_is_not_small_talk() -> None:
         pred("logistics", 0.71),
         in_context=pred("logistics", 0.47),
     )
-    assert (r.intent, r.out_of_scope) == ("logistics", False)
+    assert (r.intent, r.out_of_scope, r.unsure) == ("logistics", False, False)  # 0.71 alone
     # Both in scope but not the same intent: the surer reading.
     lost = "my keyboard order 202405120345 says lost, what now?"
     for alone, in_context, chosen in (
@@ -227,7 +232,13 @@ def test_an_unsure_first_turn_that_names_a_record_is_not_small_talk() -> None:
         (pred("logistics", 0.40), pred("order_status", 0.44), "order_status"),
     ):
         r = DialogueState(threshold=0.5).resolve(lost, alone, in_context=in_context)
-        assert (r.intent, r.out_of_scope) == (chosen, False)
+        unsure = alone.confidence < 0.5  # the surer reading is under the threshold too
+        assert (r.intent, r.out_of_scope, r.unsure) == (chosen, False, unsure)
+    # A sure first turn is not unsure.
+    sure = DialogueState(threshold=0.5).resolve(
+        lost, pred("logistics", 0.9), in_context=pred("logistics", 0.8)
+    )
+    assert (sure.intent, sure.unsure) == ("logistics", False)
     # No record named, or a reading out of scope: out of scope, as before.
     for text, alone in (("my keyboard never arrived", "logistics"), ("订单202405120345", "oos")):
         r = DialogueState(threshold=0.5).resolve(

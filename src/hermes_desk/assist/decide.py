@@ -4,7 +4,8 @@ moves — a pure function of the reading, the pack and the tools' declared effec
 Rules (SPEC §8):
 - a customer's words never execute a write: writes become proposals for the agent (X2);
 - a question about a policy or a process is answered from the knowledge base and proposes
-  nothing (X4);
+  nothing (X4); so is a turn whose intent acts but was read under the threshold (an unsure
+  reading: "my keyboard order … says lost" as a return at 0.45), after the record it names;
 - a repeated complaint adds to its ticket instead of opening another (X4);
 - a workflow waiting for the customer takes the slot the turn brings; a turn that brings none
   and asks something else is answered as usual (its look-ups run);
@@ -76,7 +77,9 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
     acts = bool(intent.workflow) or any(
         tools[name].effect == "write" for name in intent.calls if name in tools
     )
-    if acts and reading.act == "question" and _has_kb(pack, tools):
+    # A question about an intent that acts — or a reading too unsure to put a write forward
+    # ("my keyboard order … says lost": a return at 0.45) — is answered, not acted on.
+    if acts and (reading.act == "question" or reading.unsure) and _has_kb(pack, tools):
         decided = _decided_workflow(reading)
         if decided is not None:
             return Plan(

@@ -124,6 +124,7 @@ class TurnReaderStage:
                 and len(values) > 1
             },
             dialogue_act=self.pack.acts.read(text),
+            unsure=resolved.unsure and intent.name == resolved.intent,
         )
 
     def _framed(

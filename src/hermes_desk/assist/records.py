@@ -60,6 +60,8 @@ class Reading:
     mentions: dict[str, list[str]] = field(default_factory=dict)
     #: The turn's dialogue act (thanks, closing…) and whether it is all the turn says.
     dialogue_act: ActReading = NO_ACT
+    #: the intent was taken from a reading under the threshold (``ResolvedIntent.unsure``)
+    unsure: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -144,6 +144,9 @@ class ResolvedIntent:
         carried: True when the intent came from the conversation, not from this turn alone.
         prediction: the classifier's raw answer.
         in_context: the context model's answer, when the pack trained one.
+        unsure: the intent was taken though the reading that gave it is under the threshold
+            (another record named; a first turn that names a record): enough to look up and
+            answer, not to put a write forward.
     """
 
     intent: str
@@ -151,6 +154,7 @@ class ResolvedIntent:
     carried: bool
     prediction: IntentPrediction
     in_context: IntentPrediction | None = None
+    unsure: bool = False
 
     @property
     def out_of_scope(self) -> bool:
@@ -216,6 +220,7 @@ class DialogueState:
             return ResolvedIntent(previous, p.confidence, True, p, in_context)
         confidence = in_context.confidence
         switched = p.intent not in (OOS, in_context.intent) and previous is not None
+        unsure = False
         if (
             switched
             and p.confidence >= self.another_record
@@ -223,6 +228,7 @@ class DialogueState:
             and self._names_new_record(text)
         ):
             chosen = p.intent  # "另外我另一个订单…": another record, another request
+            unsure = p.confidence < self.threshold
         elif (
             switched
             and p.confidence >= self.sure_request
@@ -245,11 +251,12 @@ class DialogueState:
             # order … never arrived", "… says lost, what now?" as a first turn): small talk names
             # no order. The surer reading wins.
             chosen = p.intent if p.confidence >= confidence else in_context.intent
+            unsure = max(p.confidence, confidence) < self.threshold
         elif previous is None or in_context.intent == OOS:
             chosen = OOS  # unsure with nothing to keep, or leaning out of scope
         else:
             chosen = previous  # unsure: the conversation keeps its intent
-        return ResolvedIntent(chosen, confidence, chosen != p.intent, p, in_context)
+        return ResolvedIntent(chosen, confidence, chosen != p.intent, p, in_context, unsure)
 
     def _names_new_record(self, text: str) -> bool:
         """Does ``text`` name a number the conversation has not (in its slots or its previous
