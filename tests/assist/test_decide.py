@@ -107,6 +107,24 @@ def test_a_repeated_complaint_updates_the_pending_ticket_proposal(
     assert write.arguments["summary"] == "快递员态度差 / 还是没人理我"
 
 
+def test_the_order_named_after_a_complaint_joins_its_ticket_not_a_second_one(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """ "我要投诉" then "订单…": the pending ticket takes the order (the same topic, so the same
+    proposal is updated); the bare number is not added to the summary, more words are."""
+    order = {"order_id": "202405220318"}
+    given = reading(pack, "complaint", "订单202405220318", slots=order,
+                    proposals=[_ticket("proposed")])  # fmt: skip
+    [write] = decide(given, pack, tools, user="u7").writes
+    assert write.tool == "create_ticket" and write.topic == "create_ticket:-"
+    assert write.arguments == {"user_id": "u7", "order_id": "202405220318",
+                               "summary": "快递员态度差"}  # fmt: skip
+    more = reading(pack, "complaint", "他还骂人", slots=order, proposals=[_ticket("proposed")])
+    [write] = decide(more, pack, tools, user="u7").writes
+    assert write.topic == "create_ticket:-"
+    assert write.arguments["summary"] == "快递员态度差 / 他还骂人"
+
+
 def test_a_complaint_after_the_ticket_was_opened_adds_a_note_to_it(
     pack: Pack, tools: dict[str, ToolSpec]
 ) -> None:

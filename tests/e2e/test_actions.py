@@ -170,6 +170,20 @@ def test_a_repeated_complaint_keeps_one_ticket_proposal(service: Service) -> Non
     assert "根本不理我" in pending[0]["arguments"]["summary"]
 
 
+def test_an_order_named_after_a_complaint_joins_its_ticket(service: Service) -> None:
+    """ "我要投诉" with no order, then the order: one ticket proposal, which takes the order and
+    keeps the complaint's words (it was a second proposal whose summary was the number)."""
+    sid = service.open_session("u1002")["session_id"]
+    first = service.turn(sid, "u1002", "你们快递员态度太差了，我要投诉")
+    given = service.turn(sid, "u1002", "订单202405220318")
+    service.turn(sid, "u1002", "他还骂人")
+    pending = [p for p in proposals(service, sid, "u1002") if p["status"] == "proposed"]
+    assert len(pending) == 1, pending
+    assert first["proposals"][0]["id"] == given["proposals"][0]["id"] == pending[0]["id"]
+    assert pending[0]["arguments"]["order_id"] == "202405220318"
+    assert pending[0]["arguments"]["summary"] == "你们快递员态度太差了，我要投诉 / 他还骂人"
+
+
 def test_a_workflow_cannot_be_attached_to_another_customers_session(service: Service) -> None:
     sid = service.open_session("u1001")["session_id"]
     response = service.client.post(

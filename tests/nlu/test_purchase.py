@@ -34,6 +34,21 @@ def extract() -> SlotExtractor:
         ("the jacket I ordered last week is too small", "jacket", "2024-05-25", "too small"),
         ("I bought a kettle three days ago and it leaks", "kettle", "2024-05-29", "it leaks"),
         ("I want a refund because the screen is cracked", None, None, "the screen is cracked"),
+        # The size wanted is the reason when nothing is said wrong.
+        ("上周买的鞋子想换一双大一码的", "鞋子", "2024-05-25", "大一码"),
+        (
+            "I want to exchange my running shoes for a bigger size",
+            "running shoes",
+            None,
+            "bigger size",
+        ),
+        # The order number, taken by its own extractor, leaves no gap in the reason.
+        (
+            "my air fryer 202405160123 stopped working after a week",
+            None,
+            None,
+            "my air fryer stopped working after a week",
+        ),
     ],
 )
 def test_purchase_slots(

@@ -223,13 +223,27 @@ def _record_lookup(
 ) -> Lookup | None:
     """The look-up of the intent's ``kb_record`` with arguments from ``slots``; None when the
     intent has none or a required argument is not known."""
-    record = tools.get(reading.intent.kb_record or "")
-    if record is None or record.effect != "read":
+    context = pack.turn_arguments(user=user, text=query)
+    return _read_lookup(tools, reading.intent.kb_record or "", slots, context, complete=True)
+
+
+def _read_lookup(
+    tools: Mapping[str, ToolSpec],
+    name: str,
+    slots: Mapping[str, Any],
+    context: Mapping[str, Any],
+    *,
+    complete: bool = False,
+) -> Lookup | None:
+    """A look-up of the read tool ``name``; None when there is no such read tool, or (with
+    ``complete``) when a required argument is not known."""
+    spec = tools.get(name)
+    if spec is None or spec.effect != "read":
         return None
-    arguments = _arguments(record, slots, pack.turn_arguments(user=user, text=query))
-    if any(name not in arguments for name in record.parameters.get("required", ())):
+    arguments = _arguments(spec, slots, context)
+    if complete and any(key not in arguments for key in spec.parameters.get("required", ())):
         return None
-    return Lookup(record.name, arguments)
+    return Lookup(spec.name, arguments)
 
 
 def _kb_lookups(
@@ -251,10 +265,7 @@ def _instead(
     context: Mapping[str, Any],
 ) -> Lookup | None:
     """The look-up the intent makes when ``name`` finds nothing (``if_not_found``), if any."""
-    other = tools.get(intent.if_not_found.get(name, ""))
-    if other is None or other.effect != "read":
-        return None
-    return Lookup(other.name, _arguments(other, reading.slots, context))
+    return _read_lookup(tools, intent.if_not_found.get(name, ""), reading.slots, context)
 
 
 def _continue_waiting(reading: Reading, pack: Pack, slot: str) -> Plan | None:
@@ -385,8 +396,13 @@ def _write(
     if name != _TICKET_TOOL:
         return ProposedWrite(name, arguments, "a request: the write is proposed to the agent")
     topic = f"{name}:{reading.slots.get('order_id') or '-'}"
+    # A complaint made before any order was named is the same complaint once one is ("我要投诉",
+    # then "订单…"): its ticket takes the order, no second ticket is put forward.
+    unnamed = f"{name}:-"
+    # A bare value ("订单…") says which order, not more of the complaint.
+    said = "" if is_slot_only(reading.text) else reading.text
     for proposal in reversed(reading.proposals):
-        if proposal.topic != topic:
+        if proposal.topic not in (topic, unnamed):
             continue
         ticket = proposal.result.get("ticket_id") if isinstance(proposal.result, dict) else None
         if proposal.status == "executed" and ticket and _TICKET_NOTE_TOOL in tools:
@@ -398,12 +414,12 @@ def _write(
                 topic=f"{_TICKET_NOTE_TOOL}:{ticket}",
             )
         if proposal.pending:
-            summary = f"{proposal.arguments.get('summary', '')} / {reading.text}".strip(" /")
+            summary = f"{proposal.arguments.get('summary', '')} / {said}".strip(" /")
             return ProposedWrite(
                 name,
                 {**arguments, "summary": summary[:2000]},
                 "the same complaint again: the pending ticket proposal is updated",
-                topic=topic,
+                topic=proposal.topic,
             )
     return ProposedWrite(name, arguments, "a complaint: a ticket is proposed", topic=topic)
 

@@ -70,6 +70,8 @@ _REASON_CUES = re.compile(
     r"|missing\s+(?:parts?|pieces?)|poor\s+quality|bad\s+quality|stained|torn",
     re.IGNORECASE,
 )
+# The size wanted instead ("换大一码", "for a bigger size"): the reason, when nothing is said wrong.
+_SIZE_WANTED = re.compile(r"[大小]一[码号]|(?:bigger|smaller|larger)\s+size", re.IGNORECASE)
 _CLAUSE = re.compile(r"[，,。.！!？?；;\n]+|\s+(?:and|but|so)\s+", re.IGNORECASE)
 # A purchase said before the reason ("上周买的那件外套太大了", "I bought a hoodie"): not the reason.
 _ZH_BOUGHT_HEAD = re.compile(rf"^.*?{_ZH_BUY}(?:了)?的\s*{_ZH_MEASURE}?")
@@ -156,7 +158,11 @@ def find_reason(text: str) -> str | None:
     """The clause that says what is wrong with the purchase ("尺码太大", "it leaks"), trimmed of
     the request around it ("想退货", "I want to return it")."""
     for clause in _CLAUSE.split(text):
-        if not _REASON_CUES.search(clause):
+        cue = _REASON_CUES.search(clause)
+        if cue is None:
+            wanted = _SIZE_WANTED.search(clause)
+            if wanted is not None:
+                return wanted.group(0)
             continue
         reason = clause.strip()
         reason = _ZH_BOUGHT_HEAD.sub("", reason)
@@ -166,6 +172,11 @@ def find_reason(text: str) -> str | None:
         reason = _EN_TRIM_HEAD.sub("", reason).strip()
         reason = _after_because(reason)
         reason = re.sub(r"^(?:订单号?|order)\s*\d{6,}\s*", "", reason, flags=re.IGNORECASE).strip()
+        reason = re.sub(r"\s{2,}", " ", reason)  # an order number blanked out by its extractor
+        if not _REASON_CUES.search(reason):
+            # The cue was inside the request trimmed away ("换个大一号的", "exchange them for a
+            # bigger size"): the cue alone says it.
+            reason = cue.group(0)
         if reason:
             return reason[:200]
     return None
