@@ -187,6 +187,31 @@ def test_a_passage_whose_best_sentence_leads_in_to_a_list_quotes_the_list(tmp_pa
     kb.close()
 
 
+def test_a_passage_stops_before_another_case_of_the_same_kind(tmp_path: Path) -> None:
+    """Sentences that open alike state parallel cases: the passage for one order status does
+    not run on into the sentence for another ("退款已经发起" said of an order being returned)."""
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    body = (
+        "订单显示退货中的，退款会在仓库验收退货后发起。仅退款会在申请后 24 小时内自动退回。"
+        "订单显示已退款的，退款已经发起，钱会原路退回。\n\n"
+        "Once the warehouse has checked the returned item the refund is sent. It takes three days."
+        " Once the warehouse has checked the returned item nothing else is needed from you."
+    )
+    (folder / "refunds.md").write_text(f"# 退款 / Refunds\n\n{body}\n", encoding="utf-8")
+    kb = KnowledgeBase.from_dir(folder)
+    [zh] = kb.search("退款什么时候到 退货中", 1)
+    assert (
+        zh.passage
+        == "订单显示退货中的，退款会在仓库验收退货后发起。仅退款会在申请后 24 小时内自动退回。"
+    )
+    [en] = kb.search("when is the refund sent", 1)
+    assert en.passage == (
+        "Once the warehouse has checked the returned item the refund is sent. It takes three days."
+    )
+    kb.close()
+
+
 def test_english_words_match_across_inflections(kb_dir: Path) -> None:
     (kb_dir / "delivery.md").write_text(
         "# Deliveries\n\nMost deliveries arrive within three days.\n", encoding="utf-8"

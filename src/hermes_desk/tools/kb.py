@@ -468,17 +468,29 @@ def passage(body: str, terms: list[str], *, english: bool, limit: int = PASSAGE_
     best = max(candidates, key=lambda i: (overlap(i), -i))
     chosen = [found[best]]
     size = len(found[best])
+    opening = _opening(found[best], english=english)
     for follower in range(best + 1, len(found)):
         if follower not in candidates or size + len(found[follower]) > limit:
             break
         if follower - 1 != best and found[follower - 1].endswith((":", "：")):
             break  # what follows a lead-in ("办理流程：") is a list the passage does not quote
+        if opening and _opening(found[follower], english=english) == opening:
+            break  # another case of the same kind ("订单显示退货中的…" / "订单显示已退款的…")
         chosen.append(found[follower])
         size += len(found[follower])
     while len(chosen) > 1 and chosen[-1].endswith((":", "：")):
         chosen.pop()  # a lead-in to a list that is not quoted
     joiner = " " if english else ""
     return joiner.join(chosen)
+
+
+def _opening(sentence: str, *, english: bool) -> str | None:
+    """How a sentence opens — its first four words, or first four characters of Chinese — when
+    it is long enough to tell: sentences that open alike state parallel cases."""
+    if english:
+        words = sentence.split()
+        return " ".join(words[:4]).lower() if len(words) > 6 else None
+    return sentence[:4] if len(sentence) > 8 else None
 
 
 def _heading(title: str, *, english: bool) -> str:
