@@ -570,3 +570,15 @@ def test_a_parcel_said_lost_puts_no_return_forward(service: Service) -> None:
     text = said["suggestion"]["text"]
     assert said["proposals"] == [] and said["workflow"] is None, said["proposals"]
     assert "request" not in text and "lost" in text.lower(), text
+
+
+def test_a_parcel_on_time_gets_no_apology_and_an_upset_turn_gets_one(service: Service) -> None:
+    """ "已在途 0 天…给您带来不便非常抱歉": the reply for a parcel on its way apologised for a wait
+    there had not been; an upset customer's turn is still acknowledged first."""
+    sid = service.open_session("u1001")["session_id"]
+    calm = service.turn(sid, "u1001", "订单202405201234到哪了")["suggestion"]["text"]
+    assert calm.startswith("订单 202405201234 的包裹目前") and "抱歉" not in calm, calm
+    upset = service.turn(sid, "u1001", "怎么这么慢，气死我了")["suggestion"]["text"]
+    assert "抱歉" in upset.split("订单")[0] and "预计" in upset, upset
+    english = service.turn(sid, "u1001", "where is my parcel 202405201234")["suggestion"]["text"]
+    assert "in transit" in english and "Sorry" not in english, english
