@@ -483,3 +483,19 @@ def test_an_unsure_reading_of_an_intent_that_acts_is_answered_not_acted_on(
     # The same request read surely starts the return's workflow.
     sure = decide(reading(pack, "return_exchange", text, slots=order), pack, tools, user="u1")
     assert sure.workflow is not None and sure.workflow.kind == "start"
+
+
+def test_an_exchange_asked_for_is_answered_from_the_kb_and_puts_no_refund_forward(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """No tool exchanges an item: the return workflow would return and refund it. An exchange
+    asked for is answered with how one is made; a return (or "不要换货，直接退款") starts it."""
+    order = {"order_id": "202405181001"}
+    for text in ("T恤尺码不合适，帮我换大一号", "I want a replacement not a refund"):
+        plan = decide(reading(pack, "return_exchange", text, slots=order), pack, tools, user="u1")
+        assert plan.answer_intent == "kb_question", text
+        assert plan.workflow is None and plan.writes == (), text
+        assert [lookup.tool for lookup in plan.lookups] == ["get_order", "kb_search"], text
+    for text in ("不要换货，直接退款", "我要退换货", "我要退货"):
+        plan = decide(reading(pack, "return_exchange", text, slots=order), pack, tools, user="u1")
+        assert plan.workflow is not None and plan.workflow.kind == "start", text

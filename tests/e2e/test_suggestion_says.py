@@ -582,3 +582,15 @@ def test_a_parcel_on_time_gets_no_apology_and_an_upset_turn_gets_one(service: Se
     assert "抱歉" in upset.split("订单")[0] and "预计" in upset, upset
     english = service.turn(sid, "u1001", "where is my parcel 202405201234")["suggestion"]["text"]
     assert "in transit" in english and "Sorry" not in english, english
+
+
+def test_an_exchange_asked_for_is_told_how_and_no_refund_is_put_forward(service: Service) -> None:
+    """ "帮我换大一号" started the return workflow (a return, then a refund) for a customer who
+    wanted another size; no tool exchanges an item, so the reply says how to ask for one."""
+    sid = service.open_session("u1001")["session_id"]
+    asked = service.turn(sid, "u1001", "T恤202405181001尺码不合适，帮我换大一号")
+    text = asked["suggestion"]["text"]
+    assert asked["proposals"] == [] and asked["workflow"] is None, asked["proposals"]
+    assert text.startswith("订单 202405181001 当前状态：已签收。") and "《换货政策》" in text, text
+    refund = service.turn(sid, "u1001", "算了不要换货了，直接退款")
+    assert [p["tool"] for p in refund["proposals"]] == ["create_return"], refund["proposals"]

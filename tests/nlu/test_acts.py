@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_desk.nlu import reports, request_act
+from hermes_desk.nlu import asks_for, reports, request_act
 
 QUESTIONS = [
     # policy and process, Chinese
@@ -103,3 +103,23 @@ _BROKEN = ("碎了", "坏了", "破损", "补发", "broken", "damaged", "send a 
 def test_a_problem_is_reported_unless_negated_right_before_it(text: str, reported: bool) -> None:
     assert reports(text, _BROKEN) is reported
     assert reports(text, ()) is False
+
+
+_EXCHANGE = ("换货", "换个", "replacement", "exchange")
+
+
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        ("我要换货，不要退款", True),
+        ("帮我换个大一号", True),
+        ("I need a replacement, this one doesn't charge", True),
+        ("不要换货，直接退款", False),  # negated right before
+        ("我不想换货了", False),  # not wanted
+        ("我要退换货", False),  # 退换货: a return or an exchange, not an exchange asked for
+        ("I don't want a replacement, I want my money back", False),
+        ("I refuse the replacement, just refund me", False),
+    ],
+)
+def test_an_exchange_is_asked_for_unless_not_wanted(text: str, asked: bool) -> None:
+    assert asks_for(text, _EXCHANGE) is asked

@@ -103,8 +103,13 @@ def request_act(text: str) -> DialogueAct:
 
 # Right before a phrase: it is not asked for ("没取消", "没点取消", "已经取消了", "被取消",
 # "I didn't cancel", "never cancel").
+# Not wanted either ("不想换货", "I don't want a replacement", "I refuse the replacement"); and
+# 退 right before: "退换货" is a return or an exchange, not an exchange asked for.
 _NOT_ASKED = re.compile(
-    r"(?:(?:没有?|不要|不用|别|不|未)(?:点|按|去)?|被|已经?|自动)$|(?:n'?t|\bnot|\bnever|\bno)\s+$",
+    r"(?:(?:没有?|不想要?|不要|不用|别|不|未)(?:点|按|去)?|被|已经?|自动|退)$"
+    r"|(?:n'?t|\bnot|\bnever|\bno)\s+$"
+    r"|(?:n'?t|\bnot|\bnever)\s+(?:want|need|send\s+me)\s+(?:a|an|the|another|any)?\s*$"
+    r"|\b(?:refuse|reject|decline)\s+(?:a|an|the|another|any)?\s*$",
     re.IGNORECASE,
 )
 # Right before a phrase, in a question: whether or how it can be done ("能取消吗", "怎么取消",
