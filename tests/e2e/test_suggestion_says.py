@@ -594,3 +594,22 @@ def test_an_exchange_asked_for_is_told_how_and_no_refund_is_put_forward(service:
     assert text.startswith("订单 202405181001 当前状态：已签收。") and "《换货政策》" in text, text
     refund = service.turn(sid, "u1001", "算了不要换货了，直接退款")
     assert [p["tool"] for p in refund["proposals"]] == ["create_return"], refund["proposals"]
+
+
+def test_asked_to_rush_an_order_the_reply_says_what_can_be_done_not_its_status_again(
+    service: Service,
+) -> None:
+    """Asked "能加急吗", "帮我催一下快递" or "can you check with the courier?", the reply repeated
+    the order's status."""
+    sid = service.open_session("u1004")["session_id"]
+    service.turn(sid, "u1004", "我的显示器202405240001今天能送到吗")
+    chased = service.turn(sid, "u1004", "帮我催一下快递")
+    text = chased["suggestion"]["text"]
+    assert "《加急与催件》" in text and "催件" in text and "派送中（" not in text, text
+    assert chased["proposals"] == []
+    english = service.turn(sid, "u1004", "can you check with the courier?")["suggestion"]["text"]
+    assert "Rushing an order" in english and "out for delivery" not in english, english
+    sid = service.open_session("u1008")["session_id"]
+    service.turn(sid, "u1008", "咖啡豆202405241357什么时候发货")
+    rushed = service.turn(sid, "u1008", "能加急吗")["suggestion"]["text"]
+    assert "仓库不能加急" in rushed, rushed
