@@ -36,6 +36,7 @@ def extract() -> SlotExtractor:
         ("I want a refund because the screen is cracked", None, None, "the screen is cracked"),
         # The size wanted is the reason when nothing is said wrong.
         ("上周买的鞋子想换一双大一码的", "鞋子", "2024-05-25", "大一码"),
+        ("想换大一号，鞋子质量有问题", None, None, "鞋子质量有问题"),  # what is wrong comes first
         (
             "I want to exchange my running shoes for a bigger size",
             "running shoes",

@@ -199,32 +199,17 @@ def _record_question(
     names: an order named earlier is not looked up for every policy question after it.
     None: the intent's own calls."""
     before = _turn_before(reading) if is_slot_only(reading.text) else None
-    query = before or reading.text
-    record = _record_lookup(reading, pack, tools, query, slots=reading.found, user=user)
-    if before is None and record is None:
+    lookups = _kb_lookups(
+        reading, pack, tools, before or reading.text, user=user, slots=reading.found, status=False
+    )
+    if before is None and len(lookups) == 1:
         return None
-    search = Lookup(_KB_TOOL, {"query": query})
     return Plan(
         KB_INTENT,
         "a knowledge question about the record the turn names: answered from the knowledge "
         "base after the record (the intent's kb_record)",
-        lookups=(search,) if record is None else (record, search),
+        lookups=lookups,
     )
-
-
-def _record_lookup(
-    reading: Reading,
-    pack: Pack,
-    tools: Mapping[str, ToolSpec],
-    query: str,
-    *,
-    slots: Mapping[str, Any],
-    user: str,
-) -> Lookup | None:
-    """The look-up of the intent's ``kb_record`` with arguments from ``slots``; None when the
-    intent has none or a required argument is not known."""
-    context = pack.turn_arguments(user=user, text=query)
-    return _read_lookup(tools, reading.intent.kb_record or "", slots, context, complete=True)
 
 
 def _read_lookup(
@@ -247,14 +232,30 @@ def _read_lookup(
 
 
 def _kb_lookups(
-    reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], query: str, *, user: str
+    reading: Reading,
+    pack: Pack,
+    tools: Mapping[str, ToolSpec],
+    query: str,
+    *,
+    user: str,
+    slots: Mapping[str, Any] | None = None,
+    status: bool = True,
 ) -> tuple[Lookup, ...]:
     """The knowledge search, after the record it is about when the turn names it (the
-    intent's ``kb_record``: "cancel it" is answered for a shipped order as for a shipped one)."""
-    record = _record_lookup(reading, pack, tools, query, slots=reading.slots, user=user)
+    intent's ``kb_record``: "cancel it" is answered for a shipped order as for a shipped one).
+    ``slots``: where the record's arguments come from (default: the conversation's);
+    ``status``: the record's status joins the query."""
+    context = pack.turn_arguments(user=user, text=query)
+    record = _read_lookup(
+        tools,
+        reading.intent.kb_record or "",
+        reading.slots if slots is None else slots,
+        context,
+        complete=True,
+    )
     if record is None:
         return (Lookup(_KB_TOOL, {"query": query}),)
-    return record, Lookup(_KB_TOOL, {"query": query}, status_of=record.tool)
+    return record, Lookup(_KB_TOOL, {"query": query}, status_of=record.tool if status else None)
 
 
 def _instead(

@@ -157,12 +157,12 @@ def _after_because(reason: str) -> str:
 def find_reason(text: str) -> str | None:
     """The clause that says what is wrong with the purchase ("尺码太大", "it leaks"), trimmed of
     the request around it ("想退货", "I want to return it")."""
+    wanted: str | None = None  # the size wanted, when no clause says what is wrong
     for clause in _CLAUSE.split(text):
         cue = _REASON_CUES.search(clause)
         if cue is None:
-            wanted = _SIZE_WANTED.search(clause)
-            if wanted is not None:
-                return wanted.group(0)
+            size = _SIZE_WANTED.search(clause)
+            wanted = wanted or (size.group(0) if size else None)
             continue
         reason = clause.strip()
         reason = _ZH_BOUGHT_HEAD.sub("", reason)
@@ -179,4 +179,4 @@ def find_reason(text: str) -> str | None:
             reason = cue.group(0)
         if reason:
             return reason[:200]
-    return None
+    return wanted
