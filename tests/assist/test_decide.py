@@ -485,6 +485,47 @@ def test_an_unsure_reading_of_an_intent_that_acts_is_answered_not_acted_on(
     assert sure.workflow is not None and sure.workflow.kind == "start"
 
 
+def test_the_order_given_for_a_question_answers_it_and_puts_no_write_forward(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """ "我的退货怎么样了", then "订单号…": the number answers the question (the order, then the
+    article with its status), it is no request to return that order again. After a request
+    ("我要退货"), the same number starts the return's workflow."""
+    order = {"order_id": "202405100789"}
+    for before, text, language in (
+        ("我的退货怎么样了", "订单号202405100789", "zh"),
+        ("where is my refund?", "it's 202405100789", "en"),
+    ):
+        plan = decide(
+            reading(pack, "return_exchange", text, slots=order, language=language,
+                    previous_intent="return_exchange", previous_text=before),
+            pack, tools, user="u1",
+        )  # fmt: skip
+        assert plan.answer_intent == "kb_question", text
+        assert plan.writes == () and plan.workflow is None, text
+        assert [(lookup.tool, lookup.arguments, lookup.status_of) for lookup in plan.lookups] == [
+            ("get_order", order, None),
+            ("kb_search", {"query": before}, "get_order"),
+        ], text
+    # A request, or a question whether it may be done, then the number: the return's workflow.
+    for before in ("我要退货", "我这个才用两周 能不能直接退", "can I return them?"):
+        request = decide(
+            reading(pack, "return_exchange", "订单号202405100789", slots=order,
+                    previous_intent="return_exchange", previous_text=before),
+            pack, tools, user="u1",
+        )  # fmt: skip
+        assert request.workflow is not None and request.workflow.kind == "start", before
+    # An intent without a kb_record: the phone after the question is what the reset needs.
+    phone = {"phone": "13812457796"}
+    reset = decide(
+        reading(pack, "password_reset", "13812457796", slots=phone, language="en",
+                previous_intent="password_reset",
+                previous_text="I forgot my password and can't log in"),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert reset.workflow is not None and reset.workflow.kind == "start"
+
+
 def test_an_exchange_asked_for_is_answered_from_the_kb_and_puts_no_refund_forward(
     pack: Pack, tools: dict[str, ToolSpec]
 ) -> None:

@@ -487,7 +487,7 @@ def test_asked_whether_a_refund_came_the_reply_says_the_orders_status_then_the_a
     text = chinese["suggestion"]["text"]
     assert chinese["proposals"] == [] and chinese["workflow"] is None
     assert text.startswith("订单 202405170666 当前状态：已退款。"), text
-    assert "《退款到账时间》" in text, text
+    assert "《退款到账时间与退货进度》" in text, text
     english = service.turn(sid, "u1006", "has the refund for order 202405170666 come through?")
     text = english["suggestion"]["text"]
     assert text.startswith("Order 202405170666 is refunded."), text
@@ -559,7 +559,36 @@ def test_a_returns_progress_asked_after_another_parcel_is_answered_for_the_retur
     text = asked["suggestion"]["text"]
     assert asked["intent"]["name"] == "return_exchange" and asked["proposals"] == []
     assert text.startswith("订单 202405100789 当前状态：退货中。"), text
-    assert "《退款到账时间》" in text and "签收" not in text, text
+    assert "《退款到账时间与退货进度》" in text and "已签收" not in text, text
+
+
+def test_the_order_given_for_a_returns_progress_puts_no_second_return_forward(
+    service: Service,
+) -> None:
+    """ "我的退货怎么样了", then "订单号…": the number put a new return forward for the order
+    already being returned ("好的，我已为订单…提交申请"). Now it answers the question: the
+    order's status, then where a return is and when its refund comes."""
+    for first, given, status, source in (
+        ("我的退货怎么样了", "订单号202405100789", "订单 202405100789 当前状态：退货中。",
+         "《退款到账时间与退货进度》"),
+        ("where is my refund?", "it's 202405100789", "Order 202405100789 is being returned.",
+         "How long refunds take, and where a return is"),
+    ):  # fmt: skip
+        sid = service.open_session("u1003")["session_id"]
+        service.turn(sid, "u1003", first)
+        answered = service.turn(sid, "u1003", given)
+        text = answered["suggestion"]["text"]
+        assert answered["proposals"] == [], answered["proposals"]
+        assert text.startswith(status) and source in text, text
+        assert "提交申请" not in text and "put in the request" not in text, text
+        service.close(sid, "u1003")
+    # Another customer's order, given the same way, is a number to check, not described.
+    sid = service.open_session("u1001")["session_id"]
+    service.turn(sid, "u1001", "我的退货怎么样了")
+    other = service.turn(sid, "u1001", "订单号202405100789")
+    assert other["proposals"] == []
+    said = other["suggestion"]["text"]
+    assert said == "抱歉，没有查到订单 202405100789，请您核对一下订单号好吗？", said
 
 
 def test_a_parcel_said_lost_puts_no_return_forward(service: Service) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_desk.nlu import asks_for, reports, request_act
+from hermes_desk.nlu import asks_for, asks_if_allowed, reports, request_act
 
 QUESTIONS = [
     # policy and process, Chinese
@@ -123,3 +123,29 @@ _EXCHANGE = ("换货", "换个", "replacement", "exchange")
 )
 def test_an_exchange_is_asked_for_unless_not_wanted(text: str, asked: bool) -> None:
     assert asks_for(text, _EXCHANGE) is asked
+
+
+@pytest.mark.parametrize(
+    ("text", "allowed"),
+    [
+        ("我买的鞋子小了一码 能换吗", True),
+        ("我这个才用两周 能不能直接退", True),
+        ("可以寄回吗", True),
+        ("can I return them?", True),
+        ("so i can exchange it?", True),
+        ("is it possible to send it back", True),
+        ("退货什么时候能好", False),  # a time, not a permission
+        ("退款什么时候到账啊 申请好几天了", False),
+        ("我的退货怎么样了", False),
+        ("退货申请被驳回了 为什么", False),
+        ("where's my refund", False),
+        ("can you tell me where my refund is", False),  # asking to be told
+        ("I can't find my refund", False),
+    ],
+)
+def test_a_question_whether_it_may_be_done_is_told_from_one_about_a_state(
+    text: str, allowed: bool
+) -> None:
+    """ "能换吗" then an order number is a return asked for; "我的退货怎么样了" then the number
+    asks for the return's state (decide: no return put forward)."""
+    assert asks_if_allowed(text) is allowed

@@ -20,6 +20,8 @@ Rules (SPEC §8):
 - a problem no tool of the intent handles, reported or asked about (the intent's
   ``kb_problems``: "钢化膜碎了一张" during a parcel's conversation, "能补发吗"), is answered from
   the knowledge base with the turn's own words, not with the parcel's status again;
+- a turn that only gives the record a question of the same intent needed ("订单号…" after
+  "我的退货怎么样了") answers that question: the record, then the knowledge base; no write;
 - a question whose intent only comes from the conversation and that lacks the slot the intent
   needs ("那一般几天能到？" after "我的快递到哪了") is answered from the knowledge base instead of
   asking for an order number.
@@ -32,7 +34,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hermes_desk.assist.records import Lookup, Plan, ProposedWrite, Reading, WorkflowMove
-from hermes_desk.nlu import asks_for, is_slot_only, reports, request_act
+from hermes_desk.nlu import asks_for, asks_if_allowed, is_slot_only, reports, request_act
 from hermes_desk.nlu.language import detect_language
 from hermes_desk.packs import IntentSpec, Pack
 from hermes_desk.tools import ToolSpec
@@ -78,8 +80,10 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
         tools[name].effect == "write" for name in intent.calls if name in tools
     )
     # A question about an intent that acts — or a reading too unsure to put a write forward
-    # ("my keyboard order … says lost": a return at 0.45) — is answered, not acted on.
-    if acts and (reading.act == "question" or reading.unsure) and _has_kb(pack, tools):
+    # ("my keyboard order … says lost": a return at 0.45) — is answered, not acted on; so is
+    # the record a question asked for ("我的退货怎么样了", then "订单号…"): no return put forward.
+    question = _question_before(reading) if acts else None
+    if acts and (reading.act == "question" or reading.unsure or question) and _has_kb(pack, tools):
         decided = _decided_workflow(reading)
         if decided is not None:
             return Plan(
@@ -92,7 +96,7 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
             KB_INTENT,
             "a question about a policy or a process: answered from the knowledge base (after "
             "the record it names, when the intent has a kb_record), nothing proposed",
-            lookups=_kb_lookups(reading, pack, tools, reading.text, user=user),
+            lookups=_kb_lookups(reading, pack, tools, question or reading.text, user=user),
         )
     query = _beyond_the_tools(reading) if intent.kb_requests and _has_kb(pack, tools) else None
     if query is not None:
@@ -165,6 +169,22 @@ def _beyond_the_tools(reading: Reading) -> str | None:
     if act != "request":
         return None
     return f"{before} {text}" if before and text != before else text
+
+
+def _question_before(reading: Reading) -> str | None:
+    """The question this turn answers by only giving a value ("订单号…" after "我的退货怎么样了",
+    "it's …" after "where is my refund?"), when the turn before asked about a state or a time
+    of the same intent and the intent looks its record up for questions (``kb_record``).
+
+    Not a question whether it may be done ("能换吗", "can I return them?" then the number: a
+    request in question form, acted on as before), nor for an intent without a record (a phone
+    number after "I forgot my password and can't log in" is what the reset needs)."""
+    if not reading.intent.kb_record or not is_slot_only(reading.text):
+        return None
+    before = _turn_before(reading)
+    if before is None or request_act(before) != "question" or asks_if_allowed(before):
+        return None
+    return before
 
 
 def _problem(reading: Reading) -> str | None:

@@ -21,6 +21,7 @@ from hermes_desk.assist.records import Acting, Plan, Reading, Remembered, Sugges
 from hermes_desk.compliance import ComplianceChecker
 from hermes_desk.llm.messages import ResponderInput
 from hermes_desk.llm.offline import situation_for
+from hermes_desk.nlu import is_slot_only
 from hermes_desk.packs import Pack
 from hermes_desk.sessions import Session
 from hermes_desk.tools import ToolSpec, ToolStatus
@@ -214,7 +215,7 @@ def facts_of(
         plan.situation
         or ("input_rejected" if rejected is not None else None)
         or _situation(acting, pending, waiting_for)
-        or _knowledge_situation(acting, reading.found)
+        or _knowledge_situation(acting, reading.found, value_only=is_slot_only(reading.text))
     )
     if pending and situation in _ABOUT_A_PROPOSAL:
         # The reply is about the proposal: it names the record the proposal was made for, not
@@ -253,18 +254,24 @@ def _named_by(proposal: Proposal, shown: Mapping[str, Any]) -> dict[str, str | i
     }
 
 
-def _knowledge_situation(acting: Acting, found: Mapping[str, Any]) -> str | None:
+def _knowledge_situation(
+    acting: Acting, found: Mapping[str, Any], *, value_only: bool
+) -> str | None:
     """A knowledge-base search that found nothing good enough is ``not_found`` (never a
     placeholder); an answer to a turn that names or points at an order ("这个订单能开发票吗")
     is ``answer_for_order`` (it names the order), unless that order was looked up and is not
-    the customer's."""
+    the customer's: then the answer is general, or, when the turn gave nothing but the order
+    (``value_only``: "订单号…" after the question), ``record_not_found`` (check the number)."""
     kb = acting.results.get("kb_search")
     if kb is None or not kb.ok:
         return None
+    missing = any(r.status is ToolStatus.NOT_FOUND for r in acting.results.values())
+    if missing and value_only:
+        return "record_not_found"
     if not (isinstance(kb.result, Mapping) and kb.result.get("results")):
         return "not_found"
-    if any(r.status is ToolStatus.NOT_FOUND for r in acting.results.values()):
-        return None  # the order looked up for it is not the customer's: the answer is general
+    if missing:
+        return None
     return "answer_for_order" if found.get("order_id") else None
 
 

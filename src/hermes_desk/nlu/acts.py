@@ -26,7 +26,7 @@ import functools
 import re
 from typing import Literal
 
-__all__ = ["DialogueAct", "asks_for", "reports", "request_act"]
+__all__ = ["DialogueAct", "asks_for", "asks_if_allowed", "reports", "request_act"]
 
 DialogueAct = Literal["question", "request"]
 
@@ -99,6 +99,30 @@ def request_act(text: str) -> DialogueAct:
     if asked_to_be_told or _QUESTION.search(_NOT_QUESTION.sub(" ", rest)):
         return "question"
     return "request"
+
+
+# Whether the customer may do something: a modal right before a verb of doing ("能换吗", "能不能
+# 直接退", "可以寄回吗"), "can I / could we / so I can …". Not "什么时候能好" (a time) or "can you
+# tell me…" (asking to be told).
+_ALLOWED = re.compile(
+    r"(?:能|可以|能不能|可不可以|能否|可否|还能)(?:直接|先|再|帮我|给我)?(?:退|换|寄|申请|办|修|保修)"
+    r"|\b(?:can|could|may)\s+(?:i|we)\b|\b(?:i|we)\s+(?:can|could)\s+(?!not\b|n't)"
+    r"|\bis\s+it\s+(?:possible|ok|okay)\b|\bam\s+i\s+allowed\b",
+    re.IGNORECASE,
+)
+
+
+def asks_if_allowed(text: str) -> bool:
+    """Does ``text`` ask whether the customer may do something ("能换吗", "can I return them?")
+    — a request in question form — rather than about a state or a time ("退款什么时候到账",
+    "where's my refund")?
+
+    >>> [asks_if_allowed(t) for t in ("鞋子小了 能换吗", "能不能直接退", "can I send it back")]
+    [True, True, True]
+    >>> [asks_if_allowed(t) for t in ("退货什么时候能好", "我的退货怎么样了", "where's my refund")]
+    [False, False, False]
+    """
+    return _ALLOWED.search(text) is not None
 
 
 # Right before a phrase: it is not asked for ("没取消", "没点取消", "已经取消了", "被取消",
