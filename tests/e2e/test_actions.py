@@ -116,6 +116,49 @@ def test_reject_runs_nothing_and_ends_the_workflow(service: Service) -> None:
     assert again.status_code == 409
 
 
+def test_a_request_the_customer_takes_back_is_withdrawn_and_cannot_be_approved(
+    service: Service,
+) -> None:
+    """ "never mind, I'll keep it" after a return was put forward answered "I cannot help with
+    that" and left the return for the agent to approve. Now the proposal is withdrawn (the agent
+    can no longer approve it), the workflow ends, nothing is written, and the reply says so."""
+    before = last_seq(service)
+    for user, request, taken_back, said in (
+        ("u1003", "I want to return order 202405231122, it's broken",
+         "actually never mind, I'll keep it", "I have withdrawn it (open a return for order"),
+        ("u1003", "我要退货，订单202405231122", "算了不退了",
+         "已为您撤回（为订单 202405231122 创建退货单"),
+        ("u1002", "我要投诉，你们的客服态度太差了", "算了，不投诉了", "已为您撤回（创建投诉工单"),
+    ):  # fmt: skip
+        sid = service.open_session(user)["session_id"]
+        [proposal] = service.turn(sid, user, request)["proposals"]
+        out = service.turn(sid, user, taken_back)
+        assert out["proposals"] == [], taken_back
+        assert said in out["suggestion"]["text"], out["suggestion"]
+        assert out["suggestion"]["situation"] == "proposal_withdrawn"
+        [stored] = proposals(service, sid, user)
+        assert stored["status"] == "withdrawn" and stored["agent_id"] is None
+        assert approve(service, proposal, user).status_code == 409
+        if proposal["workflow_id"]:
+            view = service.client.get(
+                f"/v1/workflows/{proposal['workflow_id']}", params={"user_id": user}
+            ).json()
+            assert view["status"] == "failed", view
+        service.close(sid, user)
+    assert executed_writes(service, before) == []
+
+
+def test_a_request_an_agent_approved_first_is_not_said_withdrawn(service: Service) -> None:
+    sid = service.open_session("u1005")["session_id"]
+    [proposal] = service.turn(sid, "u1005", "我要投诉，快递员把包裹扔在门口")["proposals"]
+    assert approve(service, proposal, "u1005").status_code == 200
+    out = service.turn(sid, "u1005", "算了，不投诉了")
+    assert out["suggestion"]["situation"] == "withdraw_too_late", out["suggestion"]
+    assert "无法撤回" in out["suggestion"]["text"] and "已为您撤回" not in out["suggestion"]["text"]
+    [stored] = proposals(service, sid, "u1005")
+    assert stored["status"] == "executed"
+
+
 def test_edited_arguments_are_checked_and_executed(service: Service) -> None:
     sid = service.open_session("u1005")["session_id"]
     out = service.turn(sid, "u1005", "我要退货退款，订单202405191888")

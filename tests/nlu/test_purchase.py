@@ -43,6 +43,9 @@ def extract() -> SlotExtractor:
             None,
             "bigger size",
         ),
+        # A request and the order said before it with spaces, not commas, are not the reason.
+        ("我要退货 订单202405181001 质量有问题", None, None, "质量有问题"),
+        ("我要换货 尺码不对", None, None, "尺码不对"),
         # The order number, taken by its own extractor, leaves no gap in the reason.
         (
             "my air fryer 202405160123 stopped working after a week",

@@ -27,12 +27,12 @@ from hermes_desk.events import mask_fields
 __all__ = ["DECIDED", "Proposal", "ProposalStatus"]
 
 ProposalStatus = Literal[
-    "proposed", "executing", "approved", "rejected", "expired", "executed", "failed"
+    "proposed", "executing", "approved", "rejected", "expired", "executed", "failed", "withdrawn"
 ]
 
-#: Statuses after the agent's (or the clock's) decision.
+#: Statuses after the agent's (or the clock's, or the customer's withdrawal) decision.
 DECIDED: frozenset[str] = frozenset(
-    {"executing", "approved", "rejected", "expired", "executed", "failed"}
+    {"executing", "approved", "rejected", "expired", "executed", "failed", "withdrawn"}
 )
 
 

@@ -2,13 +2,15 @@
 
 :class:`ActionService` proposes writes (from a turn, a workflow step or an MCP client), and
 carries out the agent's decision: approve (maybe with edited arguments, checked against the
-tool's schema), reject with a reason, or let it expire. A decision is a compare-and-set on the
-proposal's status, so approving twice — or from two workers — executes the write once; the write
-also carries the proposal id as its idempotency key, so a retry after a crash is answered from
-the backend's record.
+tool's schema), reject with a reason, or let it expire. The customer may withdraw a request that
+still waits ("不退了", "I'll keep it"): nothing runs, and the agent can no longer approve it.
+A decision is a compare-and-set on the proposal's status, so approving twice — or from two
+workers — executes the write once; the write also carries the proposal id as its idempotency
+key, so a retry after a crash is answered from the backend's record.
 
 Events: ``action.proposed``, ``action.approved``, ``action.rejected``, ``action.expired``,
-``action.executed`` (with ``ok`` and the result status), each with the agent id when one decided.
+``action.withdrawn``, ``action.executed`` (with ``ok`` and the result status), each with the
+agent id when one decided.
 """
 
 from __future__ import annotations
@@ -250,6 +252,28 @@ class ActionService:
         self._emit("action.rejected", rejected, reason=reason)
         await self._tell_workflow(rejected, "rejected")
         return rejected
+
+    async def withdraw(self, proposal_id: str, *, tenant: str, user: str, reason: str) -> Proposal:
+        """The customer withdrew the request before an agent decided it: nothing runs. A
+        waiting workflow follows its failure path, as on a rejection.
+
+        Raises:
+            NotFoundError: unknown, or another tenant's or customer's.
+            ConflictError: decided already (an agent approved it first: it is not withdrawn).
+        """
+        proposal = await self.get(proposal_id, tenant=tenant, user=user)
+        _require_pending(proposal)
+        withdrawn = self._settled(
+            proposal, status="withdrawn", decided_at=self.clock.now(), reason=reason
+        )
+        if not await self.store.replace(withdrawn, expected="proposed"):
+            raise ConflictError(
+                f"proposal {proposal_id} was decided meanwhile",
+                status=await self._status(withdrawn),
+            )
+        self._emit("action.withdrawn", withdrawn, reason=reason)
+        await self._tell_workflow(withdrawn, "withdrawn")
+        return withdrawn
 
     async def expire_due(self, limit: int = 100) -> int:
         """Expire the pending proposals past their time. Returns how many this call expired."""

@@ -246,7 +246,10 @@ class ProposalOut(BaseModel):
     why: dict[str, JsonValue]
     explanation: str
     language: str
-    status: str = Field(description="pending, executed, failed, rejected, expired")
+    status: str = Field(
+        description="proposed, executing, executed, failed, rejected, expired, or withdrawn"
+        " (by the customer, before an agent decided)"
+    )
     created_at: float
     expires_at: float
     workflow_id: str | None

@@ -1,8 +1,9 @@
 """Stage *act*: run the plan's read tools, move the workflow, record the proposed writes.
 
 Nothing here executes a write: writes become proposals (:class:`~hermes_desk.actions.ActionService`)
-and run only once an agent approves them. Every call names the session's customer, so the
-tools check the records they read against that customer (X3).
+and run only once an agent approves them; a request the customer takes back is withdrawn. Every
+call names the session's customer, so the tools check the records they read against that
+customer (X3).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from hermes_desk.actions import ActionService, Proposal
 from hermes_desk.assist.records import Acting, Lookup, Plan, Reading
+from hermes_desk.errors import ConflictError
 from hermes_desk.sessions import Session
 from hermes_desk.tools import CallContext, ToolExecutor, ToolResult, ToolStatus
 from hermes_desk.workflows import WorkflowService, WorkflowView
@@ -62,11 +64,22 @@ class TurnActor:
                     topic=write.topic,
                 )
             )
+        withdrawals = [await self._withdraw(proposal_id, session) for proposal_id in plan.withdraw]
         view = await self._move_workflow(plan, session)
         waiting = await self.actions.propose_for_workflow(view, language=reading.language, why=why)
         if waiting is not None and waiting.pending:
             proposals.append(waiting)
-        return Acting(results=results, workflow=view, proposals=proposals)
+        return Acting(results=results, workflow=view, proposals=proposals, withdrawals=withdrawals)
+
+    async def _withdraw(self, proposal_id: str, session: Session) -> Proposal:
+        """Withdraw a waiting proposal; one an agent decided first comes back as it stands."""
+        try:
+            return await self.actions.withdraw(
+                proposal_id, tenant=session.tenant, user=session.user,
+                reason="the customer took the request back",
+            )  # fmt: skip
+        except ConflictError:
+            return await self.actions.get(proposal_id, tenant=session.tenant, user=session.user)
 
     async def _move_workflow(self, plan: Plan, session: Session) -> WorkflowView | None:
         move = plan.workflow

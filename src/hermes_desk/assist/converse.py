@@ -1,6 +1,8 @@
 """The conversation's own moves, settled before the business decision (stage *decide*).
 
-A turn that is only a dialogue act ("谢谢，没别的问题了", "yes please", "不是这个，是另一个") is
+A turn that takes back a request still waiting for the agent ("算了不退了", "never mind, I'll keep
+it") withdraws it: the agent can no longer approve what the customer no longer wants. A turn that
+is only a dialogue act ("谢谢，没别的问题了", "yes please", "不是这个，是另一个") is
 answered as that act: no look-up, nothing proposed, and never "I cannot help with that". A turn
 that only states how the customer wants to be contacted ("以后不要给我打电话，发短信就行") is noted
 and answered as such: it opens no ticket and promises no call. Anything else goes to
@@ -21,6 +23,9 @@ __all__ = ["PREFERENCE_PREFIX", "conversation_plan", "is_preference"]
 #: Key-fact keys that hold a contact preference (the pack's ``keyfacts.yaml``).
 PREFERENCE_PREFIX = "contact_preference_"
 
+#: What an agent approved: too late for the customer to take back.
+_APPROVED = frozenset({"approved", "executing", "executed", "failed"})
+
 _CLAUSES = re.compile(r"[,，.。!！?？;；、~～\n]+")
 
 Extract = Callable[[str], Sequence[CandidateFact]]
@@ -38,6 +43,14 @@ def conversation_plan(reading: Reading, acts: ActPhrases, extract: Extract) -> P
         acts: the pack's dialogue-act phrases.
         extract: the key-fact extraction for a piece of text (in the turn's intent).
     """
+    withdrawn = _withdrawn(reading, acts)
+    if withdrawn:
+        return Plan(
+            reading.intent.name,
+            "the customer withdrew a request waiting for the agent: withdrawn, nothing proposed",
+            situation="proposal_withdrawn",
+            withdraw=withdrawn,
+        )
     if reading.found:  # an order number, a code…: the turn is about business
         return None
     waiting = reading.waiting
@@ -66,6 +79,23 @@ def conversation_plan(reading: Reading, acts: ActPhrases, extract: Extract) -> P
             situation="preference_noted",
         )
     return None
+
+
+def _withdrawn(reading: Reading, acts: ActPhrases) -> tuple[str, ...]:
+    """The proposals the turn takes back: the waiting ones holding a value it names ("订单…不退
+    了"), or, naming none, every one that waits. With none waiting, the last one an agent
+    approved: it is not withdrawn, and the reply says it went ahead already."""
+    if not reading.proposals or not acts.withdraws(reading.text):
+        return ()
+    named = set(map(str, reading.found.values()))
+    chosen = [
+        p for p in reading.proposals if not named or named & set(map(str, p.arguments.values()))
+    ]
+    pending = [p for p in chosen if p.pending]
+    if pending:
+        return tuple(p.id for p in pending)
+    approved = [p for p in chosen if p.status in _APPROVED]
+    return (approved[-1].id,) if approved else ()
 
 
 def _only_preferences(text: str, acts: ActPhrases, extract: Extract) -> bool:

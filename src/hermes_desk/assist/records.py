@@ -111,6 +111,9 @@ class Plan:
     missing_slots: tuple[str, ...] = ()
     #: The reply situation the plan settles itself (a dialogue act, a stated preference).
     situation: str | None = None
+    #: Proposals the customer withdrew with this turn ("不退了", "I'll keep it"): withdrawn
+    #: unless an agent decided them first.
+    withdraw: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +123,8 @@ class Acting:
     results: dict[str, ToolResult]
     workflow: WorkflowView | None
     proposals: list[Proposal]
+    #: The plan's withdrawals as they came out: withdrawn, or decided by an agent first.
+    withdrawals: list[Proposal] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

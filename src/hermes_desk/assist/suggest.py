@@ -200,19 +200,27 @@ def facts_of(
     pending = [p for p in acting.proposals if p.pending]
     if plan.situation == "act_confirmation_pending":
         pending = [p for p in reading.proposals if p.pending][-1:]
+
+    def explained(proposal: Proposal) -> str:
+        if explain is not None and proposal.language != reading.language:
+            return explain(proposal, reading.language)
+        return proposal.explanation
+
     if pending:
-        proposal = pending[0]
-        shown["proposal"] = (
-            explain(proposal, reading.language)
-            if explain is not None and proposal.language != reading.language
-            else proposal.explanation
+        shown["proposal"] = explained(pending[0])
+    withdrawn = _withdrawal(acting)
+    if withdrawn is not None:
+        # What the customer took back, or what an agent approved before they did.
+        shown["proposal"] = ("；" if reading.language == "zh" else "; ").join(
+            explained(p) for p in withdrawn[1]
         )
     waiting_for = view.waiting_for if view is not None else None
     rejected = _tries_left(plan, view, workflows or {})
     if rejected is not None:
         shown["tries_left"] = rejected
     situation = (
-        plan.situation
+        (withdrawn[0] if withdrawn is not None else None)
+        or plan.situation
         or ("input_rejected" if rejected is not None else None)
         or _situation(acting, pending, waiting_for)
         or _knowledge_situation(acting, reading.found, value_only=is_slot_only(reading.text))
@@ -252,6 +260,18 @@ def _named_by(proposal: Proposal, shown: Mapping[str, Any]) -> dict[str, str | i
         and isinstance(value, str | int)
         and not isinstance(value, bool)
     }
+
+
+def _withdrawal(acting: Acting) -> tuple[str, list[Proposal]] | None:
+    """``proposal_withdrawn`` with what the turn withdrew, or ``withdraw_too_late`` with what an
+    agent had decided before the customer took it back (never "withdrawn" then); None when the
+    turn withdrew nothing."""
+    if not acting.withdrawals:
+        return None
+    taken = [p for p in acting.withdrawals if p.status == "withdrawn"]
+    if taken:
+        return "proposal_withdrawn", taken
+    return "withdraw_too_late", list(acting.withdrawals)
 
 
 def _knowledge_situation(

@@ -72,6 +72,10 @@ SITUATIONS: dict[str, tuple[str, ...]] = {
     "act_confirmation_pending": ("act_confirmation",),
     "act_correction": (),
     "preference_noted": (),
+    # The customer took back a request waiting for the agent; or an agent had decided it first:
+    # never "withdrawn" then, and never "ok".
+    "proposal_withdrawn": (),
+    "withdraw_too_late": (),
 }
 
 _WORKFLOW_SITUATION = {
@@ -100,6 +104,8 @@ _GENERIC = {
         "act_confirmation": "好的。请问还有什么可以帮您？",
         "act_correction": "抱歉，是我弄错了，请问您指的是哪一个？",
         "preference_noted": "好的，已为您记下：{preferences}。",
+        "proposal_withdrawn": "好的，已为您撤回：{proposal}。不会办理。",
+        "withdraw_too_late": "抱歉，这个申请客服已经处理，无法撤回：{proposal}。我请专员跟进。",
     },
     "en": {
         "ok": "Sure, let me help you with that. Is there anything else I can do for you?",
@@ -118,6 +124,9 @@ _GENERIC = {
         "act_confirmation": "All right. Is there anything else I can help with?",
         "act_correction": "Sorry, my mistake. Which one do you mean?",
         "preference_noted": "Noted: {preferences}.",
+        "proposal_withdrawn": "All right, I have withdrawn it: {proposal}. Nothing will be done.",
+        "withdraw_too_late": "Sorry, that request was already decided and cannot be withdrawn:"
+        " {proposal}. Let me ask a colleague to follow up.",
     },
 }
 

@@ -70,6 +70,8 @@ _SITUATIONS = {
         "proposed": "操作已提交，等待坐席批准，尚未执行：不要说已经办好",
         "not_found": "没有查到这条记录（或它不属于该客户）：请客户核对",
         "record_not_found": "客户给的订单号没有查到（或不属于该客户）：请客户核对，不要回答别的",
+        "proposal_withdrawn": "客户撤回了等待批准的申请，已撤回、不会办理：如实确认",
+        "withdraw_too_late": "客户想撤回申请，但客服已经处理，无法撤回：如实说明，不要说已撤回",
         "refused": "业务系统拒绝了这个操作：如实说明，不要说已经办好",
         "input_rejected": "客户提供的验证码不正确：明确说出来，并告知剩余次数（tries_left）",
         "preference_noted": "客户说明了联系方式偏好：确认已记下，不要创建工单，不要承诺回电",
@@ -86,6 +88,10 @@ _SITUATIONS = {
         "not_found": "no such record for this customer: ask them to check it",
         "record_not_found": "the order number the customer gave is not on their account: ask"
         " them to check it; answer nothing else",
+        "proposal_withdrawn": "the customer took back a request that waited for approval: it is"
+        " withdrawn and will not be done; confirm that",
+        "withdraw_too_late": "the customer wants to take a request back, but an agent had already"
+        " decided it: say so; never say it is withdrawn",
         "refused": "the back office refused the action: say so, never say it is done",
         "input_rejected": "the code the customer gave is wrong: say so and give the tries left"
         " (tries_left)",

@@ -53,11 +53,13 @@ NO_ACT = ActReading(None, False)
 
 @dataclass(frozen=True)
 class ActPhrases:
-    """The pack's act phrases, fillers, negative-emotion words, apologies and the phrases of a
-    reply that promise a follow-up."""
+    """The pack's act phrases, fillers, negative-emotion words, withdrawals, apologies and the
+    phrases of a reply that promise a follow-up."""
 
     phrases: tuple[tuple[str, DialogueActName | None], ...]  # longest first; None: a filler
     negative: tuple[str, ...] = ()
+    #: A request taken back ("不退了", "I'll keep it"): read only while a proposal waits.
+    withdrawals: tuple[str, ...] = ()
     apologies: tuple[str, ...] = ()
     follow_ups: tuple[str, ...] = ()
     #: :attr:`phrases` by their first character, longest first as there: a clause position
@@ -91,6 +93,7 @@ class ActPhrases:
         return cls(
             phrases=tuple(ordered),
             negative=tuple(_texts(data.get("negative") or {}, file, "negative")),
+            withdrawals=tuple(_texts(data.get("withdrawals") or {}, file, "withdrawals")),
             apologies=tuple(_texts(data.get("apologies") or {}, file, "apologies")),
             follow_ups=tuple(_texts(data.get("follow_ups") or {}, file, "follow_ups")),
         )
@@ -121,6 +124,10 @@ class ActPhrases:
     def is_negative(self, text: str) -> bool:
         """Whether the turn shows negative emotion (acknowledged before the facts)."""
         return _contains_any(text.lower(), self.negative)
+
+    def withdraws(self, text: str) -> bool:
+        """Whether the turn takes a request back ("算了不退了", "never mind, I'll keep it")."""
+        return _contains_any(text.lower(), self.withdrawals)
 
     def opens_with_apology(self, reply: str) -> bool:
         """Whether the reply's first sentence already apologises."""

@@ -81,6 +81,12 @@ _ZH_TRIM_TAIL = re.compile(
     r"[\u4e00-\u9fff]{0,8}$"
 )
 _ZH_TRIM_HEAD = re.compile(r"^(?:因为|由于|是因为|就是|但是|可是|而且|结果|发现|那(?=我))")
+# A request and the order's label said before the reason without a comma ("我要退货 订单…
+# 质量有问题"): the request, not the reason.
+_ZH_REQUEST_HEAD = re.compile(
+    r"^(?:我|您好|你好)?\s*(?:要|想|想要|需要|申请|帮我)?\s*(?:退货|退款|退换货|换货)(?:退款)?\s+"
+    r"(?:订单号?\s*(?:[:：]\s*)?\d*\s+)?"
+)
 _EN_TRIM_HEAD = re.compile(
     r"^\s*(?:because|since|as|but|and|so|it'?s|it\s+is|they'?re|they\s+are|the\s+\w+\s+is)\s+",
     re.IGNORECASE,
@@ -166,6 +172,7 @@ def find_reason(text: str) -> str | None:
             continue
         reason = clause.strip()
         reason = _ZH_BOUGHT_HEAD.sub("", reason)
+        reason = _ZH_REQUEST_HEAD.sub("", reason)
         reason = _ZH_TRIM_TAIL.sub("", reason)
         reason = _ZH_TRIM_HEAD.sub("", reason)
         reason = _EN_TRIM_TAIL.sub("", reason)

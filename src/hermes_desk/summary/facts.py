@@ -42,6 +42,7 @@ _STATUS_NAMES: dict[str, dict[str, str]] = {
     "failed": {"zh": "执行失败", "en": "failed"},
     "rejected": {"zh": "已拒绝", "en": "rejected"},
     "expired": {"zh": "已过期", "en": "expired"},
+    "withdrawn": {"zh": "客户已撤回", "en": "withdrawn by the customer"},
     "completed": {"zh": "已完成", "en": "completed"},
     "succeeded": {"zh": "已完成", "en": "completed"},
     "escalated": {"zh": "已升级", "en": "escalated"},

@@ -62,7 +62,8 @@ _STEP_FAILED: frozenset[str] = frozenset({"failed", "timeout", "cancelled", "rej
 _STEP_OPEN: frozenset[str] = frozenset({"pending", "waiting_input", "running"})
 
 #: A step with ``approval`` waits for the input ``approval:<step>``: the agent's decision
-#: ``{"decision": "approved"|"rejected"|"expired", "agent_id", "arguments", "reason"}``.
+#: ``{"decision": "approved"|"rejected"|"expired"|"withdrawn", "agent_id", "arguments",
+#: "reason"}`` (withdrawn: by the customer, before an agent decided).
 APPROVAL_PREFIX = "approval:"
 
 
@@ -291,9 +292,11 @@ def _phase_verdict(
                 if not isinstance(decision, Mapping):
                     return AwaitInput(step.name, approval_slot(step.name))
                 if decision.get("decision") != "approved":
-                    # Rejected or expired: the write never runs; the phase's on_failure follows.
+                    # Rejected, expired or withdrawn by the customer: the write never runs;
+                    # the phase's on_failure follows.
                     record.status = "rejected"
-                    record.error = f"{decision.get('decision')} by the agent: " + str(
+                    by = "the customer" if decision.get("decision") == "withdrawn" else "the agent"
+                    record.error = f"{decision.get('decision')} by {by}: " + str(
                         decision.get("reason") or "no reason given"
                     )
                     record.finished_at = now
