@@ -159,6 +159,25 @@ def test_a_request_an_agent_approved_first_is_not_said_withdrawn(service: Servic
     assert stored["status"] == "executed"
 
 
+def test_no_return_is_put_forward_for_an_order_that_cannot_be_returned(service: Service) -> None:
+    """ "我要退货 订单…" for an unpaid order put a return forward ("我已…提交申请…马上为您办理")
+    that the back office would refuse. The workflow's pre-check stops it: nothing is put forward and
+    the reply says why, by the order's status."""
+    before = last_seq(service)
+    for user, text, said in (
+        ("u1001", "我要退货 订单202405250077", "订单 202405250077 还没有付款，不需要退货"),
+        ("u1001", "I want to return order 202405250077", "Order 202405250077 has not been paid"),
+        ("u1003", "我要退货 订单202405100789", "订单 202405100789 已经在退货中，不需要再申请"),
+    ):
+        sid = service.open_session(user)["session_id"]
+        out = service.turn(sid, user, text)
+        assert out["proposals"] == [], text
+        assert out["workflow"]["status"] == "failed", out["workflow"]
+        assert out["suggestion"]["text"].startswith(said), out["suggestion"]
+        service.close(sid, user)
+    assert executed_writes(service, before) == []
+
+
 def test_edited_arguments_are_checked_and_executed(service: Service) -> None:
     sid = service.open_session("u1005")["session_id"]
     out = service.turn(sid, "u1005", "我要退货退款，订单202405191888")

@@ -203,6 +203,21 @@ async def test_expect_mismatch_is_a_rejection_without_retry(
     assert (view.steps[0].status, view.steps[0].attempts) == ("rejected", 1)
 
 
+@pytest.mark.parametrize(("status", "outcome"), [("paid", "succeeded"), ("refunded", "rejected")])
+async def test_expect_a_list_is_one_of_its_values(
+    make_service: Make, tools: Tools, status: str, outcome: str
+) -> None:
+    """``expect: {status: [paid, shipped]}``: the return's pre-check lets a returnable order on
+    and stops a refunded one before anything is put forward."""
+    tools.behaviour["check"] = lambda attempt: {"status": status}
+    expect = {"status": ["paid", "shipped", "delivered"]}
+    definition = workflow({"name": "p", "steps": [step("check", expect=expect)]})
+    async with make_service(definition) as service:
+        view = await service.start("wf", {}, tenant="t", user="u")
+    assert view.steps[0].status == outcome
+    assert view.status == ("completed" if outcome == "succeeded" else "failed")
+
+
 async def test_stopping_the_service_mid_step_leaves_no_ghost(
     make_service: Make, tools: Tools
 ) -> None:

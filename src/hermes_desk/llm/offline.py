@@ -25,7 +25,9 @@ tool result's ``status`` is ``<status>`` (``ok_delivered``, ``ok_lost``), so a p
 arrived, or never will, is not promised for a date (SPEC §8 R1); then ``ok_<tool>`` for each tool
 that answered (``ok_get_order``: the order found when its shipment was not). Before them,
 ``ok_overdue`` when a record's promised date has passed while it is still on its way (the
-tool's ``due``), with ``{days_overdue}``: a past date is never promised again. A pack's own
+tool's ``due``), with ``{days_overdue}``: a past date is never promised again. ``workflow_failed``
+has the status variants too (``workflow_failed_refunded``: a return asked for a refunded order,
+stopped by the workflow's ``expect`` before anything was put forward). A pack's own
 situation has variants the same way (``answer_for_order_get_order``: a knowledge answer about
 an order that was looked up), then falls back to ``ok``.
 """
@@ -328,6 +330,8 @@ class OfflineResponder:
         if situation == "ok":
             overdue = ("ok_overdue",) if facts.overdue else ()
             order = (*overdue, *_status_variants(facts.tool_results), *order)
+        elif situation == "workflow_failed":  # why, when a record's status says it
+            order = (*_status_variants(facts.tool_results, situation), *order)
         fields = _fields(facts)
         pack = self._candidates(self._pack_templates(facts.intent), order, facts.language)
         pack += [

@@ -18,7 +18,8 @@ A step with ``wait_for: <slot>`` suspends the workflow until a turn brings that 
 tool: then it only waits). A step with ``when: <earlier step>`` runs only if that step succeeded
 and is *skipped* otherwise: after a ``first`` phase, the steps that follow up on the winner (the
 SMS code when the SMS went out first, the captcha answer when the captcha did). ``expect`` checks
-fields of the output (``{valid: true}``); a mismatch is a *rejection*, never retried. A rejected
+fields of the output (``{valid: true}``; a list: one of its values, ``{status: [paid, shipped]}``);
+a mismatch is a *rejection*, never retried. A rejected
 step that waits for a slot asks again up to ``input_attempts`` times. ``on_failure`` is ``fail``,
 ``escalate`` or the name of a branch.
 """

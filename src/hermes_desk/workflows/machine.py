@@ -414,7 +414,9 @@ def step_finished(
         return new  # already closed (a cancelled loser, a deadline): the first word stands
     if result.status == "ok":
         output = dict(result.output or {})
-        mismatch = {k: output.get(k) for k, v in spec.expect.items() if output.get(k) != v}
+        mismatch = {
+            k: output.get(k) for k, v in spec.expect.items() if not _as_expected(output.get(k), v)
+        }
         record.output = output
         if not mismatch:
             record.status = "succeeded"
@@ -435,6 +437,11 @@ def step_finished(
     record.status = "failed" if result.status == "error" else result.status
     record.error = result.error or result.status
     return new
+
+
+def _as_expected(value: Any, expected: Any) -> bool:
+    """``expect``: the value itself, or one of a list's values."""
+    return value in expected if isinstance(expected, list) else bool(value == expected)
 
 
 def retry_delay(
