@@ -526,6 +526,19 @@ def test_the_order_given_for_a_question_answers_it_and_puts_no_write_forward(
     assert reset.workflow is not None and reset.workflow.kind == "start"
 
 
+def test_a_refund_short_of_what_was_paid_opens_no_return(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """ "退款少了20块 订单…" started the return workflow (a return of the whole order, then a
+    refund of 20); it is a problem the knowledge base answers (``kb_problems``)."""
+    order = {"order_id": "202405181001", "amount": 20.0}
+    for text in ("退款少了20块 订单202405181001", "the refund I got is short by 15 dollars"):
+        plan = decide(reading(pack, "return_exchange", text, slots=order), pack, tools, user="u1")
+        assert plan.answer_intent == "kb_question", text
+        assert plan.workflow is None and plan.writes == (), text
+        assert [lookup.tool for lookup in plan.lookups] == ["kb_search"], text
+
+
 def test_an_exchange_asked_for_is_answered_from_the_kb_and_puts_no_refund_forward(
     pack: Pack, tools: dict[str, ToolSpec]
 ) -> None:

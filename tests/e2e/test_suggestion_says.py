@@ -591,6 +591,16 @@ def test_the_order_given_for_a_returns_progress_puts_no_second_return_forward(
     assert said == "抱歉，没有查到订单 202405100789，请您核对一下订单号好吗？", said
 
 
+def test_a_refund_short_of_what_was_paid_is_explained_not_returned(service: Service) -> None:
+    """ "退款少了20块 订单…" put a return of the whole order forward; now the refund article says
+    what is not refunded in cash and asks for the order to check the refund's details."""
+    sid = service.open_session("u1001")["session_id"]
+    said = service.turn(sid, "u1001", "退款少了20块 订单202405181001")
+    text = said["suggestion"]["text"]
+    assert said["proposals"] == [] and said["workflow"] is None
+    assert "优惠券和积分抵扣的部分不退现金" in text and "《退款到账时间与退货进度》" in text, text
+
+
 def test_a_parcel_said_lost_puts_no_return_forward(service: Service) -> None:
     """ "my keyboard order … says lost" read as a return at 0.45 put a return forward "(reason:
     customer requested a return)" that nobody asked for; an unsure reading now only answers."""

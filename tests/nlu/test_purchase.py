@@ -46,6 +46,7 @@ def extract() -> SlotExtractor:
         # A request and the order said before it with spaces, not commas, are not the reason.
         ("我要退货 订单202405181001 质量有问题", None, None, "质量有问题"),
         ("我要换货 尺码不对", None, None, "尺码不对"),
+        ("我收到的东西坏了 订单202405181001", None, None, "东西坏了"),  # not "东西坏了 订单"
         # The order number, taken by its own extractor, leaves no gap in the reason.
         (
             "my air fryer 202405160123 stopped working after a week",

@@ -179,6 +179,7 @@ def find_reason(text: str) -> str | None:
         reason = _EN_TRIM_HEAD.sub("", reason).strip()
         reason = _after_because(reason)
         reason = re.sub(r"^(?:订单号?|order)\s*\d{6,}\s*", "", reason, flags=re.IGNORECASE).strip()
+        reason = re.sub(r"\s+订单号?\s*[:：]?\s*$", "", reason)  # "东西坏了 订单…": the label
         reason = re.sub(r"\s{2,}", " ", reason)  # an order number blanked out by its extractor
         if not _REASON_CUES.search(reason):
             # The cue was inside the request trimmed away ("换个大一号的", "exchange them for a
