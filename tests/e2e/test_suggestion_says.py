@@ -601,6 +601,27 @@ def test_a_refund_short_of_what_was_paid_is_explained_not_returned(service: Serv
     assert "优惠券和积分抵扣的部分不退现金" in text and "《退款到账时间与退货进度》" in text, text
 
 
+def test_a_parcel_asked_elsewhere_or_sooner_is_told_how_not_its_status_again(
+    service: Service,
+) -> None:
+    """ "can you deliver it to my office instead?", "帮我寄到公司去", "can you send it to me
+    faster?" after the parcel's status repeated the status; no tool redirects or rushes a parcel,
+    so the knowledge base says what can be done."""
+    for first, asked, source in (
+        ("where is my order 202405201234?", "can you deliver it to my office instead?",
+         "Changing the delivery address"),
+        ("订单202405201234到哪了", "帮我寄到公司去", "《修改收货地址》"),
+        ("where is my order 202405201234?", "can you send it to me faster?", "Rushing an order"),
+    ):  # fmt: skip
+        sid = service.open_session("u1001")["session_id"]
+        status = service.turn(sid, "u1001", first)["suggestion"]["text"]
+        said = service.turn(sid, "u1001", asked)
+        text = said["suggestion"]["text"]
+        assert said["proposals"] == [] and text != status, text
+        assert source in text, text
+        service.close(sid, "u1001")
+
+
 def test_a_parcel_said_lost_puts_no_return_forward(service: Service) -> None:
     """ "my keyboard order … says lost" read as a return at 0.45 put a return forward "(reason:
     customer requested a return)" that nobody asked for; an unsure reading now only answers."""
