@@ -165,3 +165,28 @@ def test_an_english_summary_spaces_its_sentences_and_names_who_a_workflow_waits_
     assert english.startswith("Customer asked about: ") and ". Key details: " in english
     assert re.search(r"\.[A-Z]", english) is None, english
     assert english.endswith(". Proposed disposition: Pending."), english
+
+
+def test_a_request_the_customer_took_back_is_no_failure(pack: Pack) -> None:
+    """The return workflow ends as failed when its write is withdrawn: the summary says the
+    customer took it back, and the contact is not proposed as unresolved."""
+    ended = WorkflowView.model_validate({
+        "id": "wf_1", "name": "return_refund", "status": "failed", "tenant": "acme",
+        "session_id": "ses_1", "route": "main", "phase": "action", "waiting_for": None,
+        "error": None, "failed_step": "create_return", "created_at": 0, "updated_at": 0,
+        "deadline_at": None, "finished_at": 1, "duration_ms": 1, "seq": 2,
+        "inputs": {}, "steps": [], "phases": [], "snapshots": [],
+    })  # fmt: skip
+    withdrawn = _proposal("withdrawn", tool="create_return")
+    withdrawn.workflow_id = "wf_1"
+    rejected = _proposal("rejected", tool="create_return")
+    rejected.workflow_id = "wf_1"
+    session = _session(_said("我要退货", "return_exchange"), _said("算了不退了", "return_exchange"))
+    facts = gather(session, pack, proposals=[withdrawn], workflows=[ended])
+    assert facts.workflows[0]["status"] == "withdrawn"
+    assert outcome_of(facts, "after_contact") == "resolved"
+    assert "return_refund（客户已撤回）" in offline_summary(facts, "after_contact", disposition="x")
+    # Rejected by the agent, the same workflow failed.
+    facts = gather(session, pack, proposals=[rejected], workflows=[ended])
+    assert facts.workflows[0]["status"] == "failed"
+    assert outcome_of(facts, "after_contact") == "unresolved"

@@ -184,9 +184,12 @@ def gather(
         )
         if proposal.status == "proposed":
             facts.open_items.append(_open_proposal(proposal, language))
+    # A workflow that ended because the customer took its write back did not fail.
+    withdrawn = {p.workflow_id for p in proposals if p.status == "withdrawn" and p.workflow_id}
     for view in workflows:
+        status = "withdrawn" if view.status == "failed" and view.id in withdrawn else view.status
         facts.workflows.append(
-            {"name": view.name, "status": view.status, "waiting_for": view.waiting_for}
+            {"name": view.name, "status": status, "waiting_for": view.waiting_for}
         )
         asked = any(p.pending and p.workflow_id == view.id for p in proposals)
         if view.status in _ACTIVE_WORKFLOW and not asked:  # a pending proposal says it already
