@@ -148,3 +148,23 @@ def test_the_agent_approves_edits_and_rejects_proposals(page: Page, console: Con
     ran = [e["endpoint"] for e in entries if e["outcome"] == "executed"
            and e["endpoint"] in {"create_return", "issue_refund"}]  # fmt: skip
     assert ran == ["create_return"]
+
+
+def test_a_request_the_customer_takes_back_leaves_nothing_to_approve(
+    page: Page, console: Console
+) -> None:
+    """The customer says "算了不退了" while the return waits: the card shows it withdrawn and
+    offers no approval any more."""
+    _open_session(page, console, "u1005")
+    page.get_by_test_id("utterance").fill("我要退货退款，订单202405191888")
+    page.get_by_test_id("utterance").press("Enter")
+    card = page.get_by_test_id("proposal").first
+    expect(card).to_have_attribute("data-status", "proposed")
+    expect(card.get_by_test_id("proposal-approve")).to_have_count(1)
+    page.get_by_test_id("utterance").fill("算了不退了")
+    page.get_by_test_id("utterance").press("Enter")
+    expect(card).to_have_attribute("data-status", "withdrawn")
+    expect(card).to_contain_text("客户已撤回")
+    expect(card.get_by_test_id("proposal-approve")).to_have_count(0)
+    expect(page.get_by_test_id("suggestion")).to_have_value(re.compile("已为您撤回"))
+

@@ -134,6 +134,7 @@ def test_a_request_the_customer_takes_back_is_withdrawn_and_cannot_be_approved(
         [proposal] = service.turn(sid, user, request)["proposals"]
         out = service.turn(sid, user, taken_back)
         assert out["proposals"] == [], taken_back
+        assert [(p["id"], p["status"]) for p in out["withdrawn"]] == [(proposal["id"], "withdrawn")]
         assert said in out["suggestion"]["text"], out["suggestion"]
         assert out["suggestion"]["situation"] == "proposal_withdrawn"
         [stored] = proposals(service, sid, user)
@@ -155,6 +156,7 @@ def test_a_request_an_agent_approved_first_is_not_said_withdrawn(service: Servic
     out = service.turn(sid, "u1005", "算了，不投诉了")
     assert out["suggestion"]["situation"] == "withdraw_too_late", out["suggestion"]
     assert "无法撤回" in out["suggestion"]["text"] and "已为您撤回" not in out["suggestion"]["text"]
+    assert [(p["id"], p["status"]) for p in out["withdrawn"]] == [(proposal["id"], "executed")]
     [stored] = proposals(service, sid, "u1005")
     assert stored["status"] == "executed"
 

@@ -327,6 +327,11 @@ class TurnOut(BaseModel):
     )
     workflow: TurnWorkflow | None
     proposals: list[ProposalOut]
+    withdrawn: list[ProposalOut] = Field(
+        default_factory=list,
+        description="proposals the customer took back with this turn (status withdrawn), or one an"
+        " agent had decided first (its status as it stands); [] when none",
+    )
     suggestion: SuggestionOut | None
     key_facts: list[dict[str, JsonValue]]
     notes: list[NoteOut]

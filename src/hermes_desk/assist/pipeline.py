@@ -363,6 +363,7 @@ def _outcome(
         outcome.tool_calls += _workflow_calls(acting.workflow, started)
         outcome.workflow = _workflow_view(acting.workflow)
     outcome.proposals = [p.view() for p in acting.proposals]
+    outcome.withdrawn = [p.view() for p in acting.withdrawals]
     outcome.suggestion = suggestion.to_dict()
     outcome.key_facts = remembered.key_facts
     outcome.notes = remembered.notes

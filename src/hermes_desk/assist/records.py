@@ -173,6 +173,8 @@ class TurnOutcome:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     workflow: dict[str, Any] | None = None
     proposals: list[dict[str, Any]] = field(default_factory=list)
+    #: proposals the customer took back with this turn (or an agent decided first)
+    withdrawn: list[dict[str, Any]] = field(default_factory=list)
     suggestion: dict[str, Any] | None = None
     key_facts: list[dict[str, Any]] = field(default_factory=list)
     notes: list[dict[str, Any]] = field(default_factory=list)
@@ -197,6 +199,7 @@ class TurnOutcome:
             "tool_calls": self.tool_calls,
             "workflow": self.workflow,
             "proposals": self.proposals,
+            "withdrawn": self.withdrawn,
             "suggestion": self.suggestion,
             "key_facts": self.key_facts,
             "notes": self.notes,

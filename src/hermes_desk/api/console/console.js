@@ -592,6 +592,7 @@
   function showAssist(outcome) {
     setPending(-1);
     rememberProposals(outcome.proposals);
+    rememberProposals(outcome.withdrawn || []); // taken back by the customer: no longer to approve
     showIntent(outcome.intent, outcome.slots, outcome.missing_slots);
     showSuggestion(outcome.suggestion, outcome);
     showToolCalls(outcome.tool_calls);
