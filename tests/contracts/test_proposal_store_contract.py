@@ -105,6 +105,11 @@ async def test_due_lists_only_pending_past_their_time(store: Any) -> None:
     await store.add(_proposal("act_done", created=0.0, ttl=10))
     await store.replace(replace(_proposal("act_done", created=0.0, ttl=10), status="rejected"),
                         expected="proposed")  # fmt: skip
+    # Withdrawn by the customer: no longer due, and no decision can follow it.
+    await store.add(_proposal("act_taken_back", created=0.0, ttl=10))
+    taken_back = replace(_proposal("act_taken_back", created=0.0, ttl=10), status="withdrawn")
+    assert await store.replace(taken_back, expected="proposed")
+    assert not await store.replace(replace(taken_back, status="executing"), expected="proposed")
     assert [p.id for p in await store.due(100.0)] == ["act_old"]
 
 
