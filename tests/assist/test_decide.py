@@ -515,7 +515,15 @@ def test_the_order_given_for_a_question_answers_it_and_puts_no_write_forward(
             pack, tools, user="u1",
         )  # fmt: skip
         assert request.workflow is not None and request.workflow.kind == "start", before
-    # An intent without a kb_record: the phone after the question is what the reset needs.
+    # A complaint's progress asked, then the order: no ticket whose summary is the number.
+    ticket = decide(
+        reading(pack, "complaint", "订单202405201234", slots={"order_id": "202405201234"},
+                previous_intent="complaint", previous_text="我的投诉处理得怎么样了"),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert ticket.writes == () and ticket.answer_intent == "kb_question"
+    assert [lookup.arguments for lookup in ticket.lookups] == [{"query": "我的投诉处理得怎么样了"}]
+    # A workflow without a kb_record: the phone after the question is what the reset needs.
     phone = {"phone": "13812457796"}
     reset = decide(
         reading(pack, "password_reset", "13812457796", slots=phone, language="en",

@@ -21,7 +21,8 @@ Rules (SPEC §8):
   ``kb_problems``: "钢化膜碎了一张" during a parcel's conversation, "能补发吗"), is answered from
   the knowledge base with the turn's own words, not with the parcel's status again;
 - a turn that only gives the record a question of the same intent needed ("订单号…" after
-  "我的退货怎么样了") answers that question: the record, then the knowledge base; no write;
+  "我的退货怎么样了", "订单…" after "我的投诉处理得怎么样了") answers that question: the record,
+  then the knowledge base; no write;
 - a question whose intent only comes from the conversation and that lacks the slot the intent
   needs ("那一般几天能到？" after "我的快递到哪了") is answered from the knowledge base instead of
   asking for an order number.
@@ -173,13 +174,15 @@ def _beyond_the_tools(reading: Reading) -> str | None:
 
 def _question_before(reading: Reading) -> str | None:
     """The question this turn answers by only giving a value ("订单号…" after "我的退货怎么样了",
-    "it's …" after "where is my refund?"), when the turn before asked about a state or a time
-    of the same intent and the intent looks its record up for questions (``kb_record``).
+    "it's …" after "where is my refund?", "订单…" after "我的投诉处理得怎么样了"), when the turn
+    before asked about a state or a time of the same intent.
 
     Not a question whether it may be done ("能换吗", "can I return them?" then the number: a
-    request in question form, acted on as before), nor for an intent without a record (a phone
-    number after "I forgot my password and can't log in" is what the reset needs)."""
-    if not reading.intent.kb_record or not is_slot_only(reading.text):
+    request in question form, acted on as before), nor for a workflow that looks no record up
+    for questions (no ``kb_record``): a phone number after "I forgot my password and can't log
+    in" is what the reset needs."""
+    intent = reading.intent
+    if (intent.workflow and not intent.kb_record) or not is_slot_only(reading.text):
         return None
     before = _turn_before(reading)
     if before is None or request_act(before) != "question" or asks_if_allowed(before):
