@@ -1,5 +1,6 @@
 """The conversation's own moves: a request the customer takes back is withdrawn, never left for
-the agent to approve."""
+the agent to approve; only what the customer named is taken back; and a request never put in is
+said to be so, not asked about."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from hermes_desk.actions import Proposal
 from hermes_desk.assist.converse import conversation_plan
 from hermes_desk.packs import Pack, load_pack
 
-from .test_decide import reading
+from .test_decide import _waiting, reading
 
 
 @pytest.fixture(scope="module")
@@ -19,9 +20,11 @@ def pack() -> Pack:
     return load_pack("ecommerce")
 
 
-def _proposal(pid: str, order: str, status: str = "proposed", **extra: Any) -> Proposal:
+def _proposal(
+    pid: str, order: str, status: str = "proposed", tool: str = "create_return", **extra: Any
+) -> Proposal:
     return Proposal(
-        id=pid, tenant="default", user="u1", session_id="s", tool="create_return",
+        id=pid, tenant="default", user="u1", session_id="s", tool=tool,
         arguments={"order_id": order, "user_id": "u1"}, why={}, explanation="", language="zh",
         created_at=float(pid[-1]), expires_at=600, status=status,  # type: ignore[arg-type]
         **extra,
@@ -44,8 +47,8 @@ def _plan(pack: Pack, text: str, proposals: list[Proposal], **extra: Any) -> Any
 )
 def test_a_request_taken_back_withdraws_what_waits(pack: Pack, text: str) -> None:
     plan = _plan(pack, text, [_proposal("act_1", "202405181001"), _proposal("act_2", "2024")])
-    assert plan is not None and plan.situation == "proposal_withdrawn"
-    assert plan.withdraw == ("act_1", "act_2")
+    assert plan is not None and plan.situation is None  # the act stage says how it came out
+    assert plan.withdraw == ("act_1", "act_2") and plan.withdraw_workflow is None
     assert plan.lookups == () and plan.writes == () and plan.workflow is None
 
 
@@ -75,5 +78,57 @@ def test_with_nothing_waiting_the_last_approved_is_named_not_withdrawn(pack: Pac
     ]
     plan = _plan(pack, "算了不退了", done)
     assert plan is not None and plan.withdraw == ("act_2",)
-    assert _plan(pack, "算了不退了", done[:1]) is None
-    assert _plan(pack, "算了不退了", []) is None
+
+
+@pytest.mark.parametrize(
+    "text, slots",
+    [("算了不退了", {}), ("我不退了", {}), ("never mind, I'll keep it", {}), ("撤回申请", {}),
+     ("订单202405181001不退了", {"order_id": "202405181001"}), ("算了，不投诉了", {})],
+)  # fmt: skip
+def test_taking_back_what_was_never_put_in_is_answered_as_such(
+    pack: Pack, text: str, slots: dict[str, str]
+) -> None:
+    """Nothing waits and nothing was approved: the reply says nothing was put in — the turn is
+    not read as a new request ("我不退了" asked for an order number to return)."""
+    rejected = [_proposal("act_1", "202405181001", status="rejected")]
+    for proposals in ([], rejected):
+        plan = _plan(pack, text, proposals, slots=slots)
+        assert plan is not None and plan.situation == "nothing_to_withdraw"
+        assert plan.withdraw == () and plan.lookups == () and plan.writes == ()
+
+
+@pytest.mark.parametrize("text", ["我不退了，我要换货", "I'll keep it but the other one is broken"])
+def test_a_withdrawal_that_says_more_is_read_as_usual(pack: Pack, text: str) -> None:
+    assert _plan(pack, text, []) is None
+
+
+def test_a_withdrawal_takes_back_only_what_it_names(pack: Pack) -> None:
+    """ "算了，不投诉了" with a return and a ticket waiting withdraws the ticket (both, before)."""
+    waiting = [
+        _proposal("act_1", "202405181001"),
+        _proposal("act_2", "202405201234", tool="create_ticket"),
+    ]
+    assert _plan(pack, "算了，不投诉了", waiting).withdraw == ("act_2",)
+    assert _plan(pack, "算了，不退了", waiting).withdraw == ("act_1",)
+    assert _plan(pack, "drop the complaint", waiting).withdraw == ("act_2",)
+    assert _plan(pack, "撤回申请", waiting).withdraw == ("act_1", "act_2")  # names none: all
+    only_return = waiting[:1]
+    assert _plan(pack, "算了，不投诉了", only_return).situation == "nothing_to_withdraw"
+
+
+@pytest.mark.parametrize(
+    "text", ["我想起来了，不用重置了", "never mind, I remember my password", "撤回申请"]
+)
+def test_a_workflow_waiting_for_the_customer_is_taken_back(pack: Pack, text: str) -> None:
+    plan = _plan(pack, text, [], waiting=_waiting("sms_code"))
+    assert plan is not None and plan.withdraw_workflow == "wf_1" and plan.withdraw == ()
+    assert plan.workflow is None and plan.lookups == ()
+
+
+def test_a_workflow_is_not_taken_back_by_what_names_another_request(pack: Pack) -> None:
+    """ "不退了" while the reset waits for the code leaves the reset alone; a workflow waiting
+    for an agent is taken back through its proposal, never here."""
+    plan = _plan(pack, "不退了", [], waiting=_waiting("sms_code"))
+    assert plan is not None and plan.withdraw_workflow is None
+    approval = _plan(pack, "不用重置了", [], waiting=_waiting("approval:reset"))
+    assert approval is not None and approval.withdraw_workflow is None

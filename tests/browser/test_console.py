@@ -167,3 +167,6 @@ def test_a_request_the_customer_takes_back_leaves_nothing_to_approve(
     expect(card).to_contain_text("客户已撤回")
     expect(card.get_by_test_id("proposal-approve")).to_have_count(0)
     expect(page.get_by_test_id("suggestion")).to_have_value(re.compile("已为您撤回"))
+    # The return's workflow says the customer took it back, not that it failed.
+    expect(page.get_by_test_id("workflow")).to_contain_text("客户已撤回")
+    expect(page.get_by_test_id("workflow")).to_have_attribute("data-status", "failed")

@@ -111,7 +111,7 @@ def test_reject_runs_nothing_and_ends_the_workflow(service: Service) -> None:
     view = service.client.get(
         f"/v1/workflows/{out['workflow']['id']}", params={"user_id": "u1003"}
     ).json()
-    assert view["status"] == "failed"
+    assert view["status"] == "failed" and view["withdrawn"] is False  # the agent said no
     again = approve(service, proposal, "u1003")
     assert again.status_code == 409
 
@@ -144,7 +144,7 @@ def test_a_request_the_customer_takes_back_is_withdrawn_and_cannot_be_approved(
             view = service.client.get(
                 f"/v1/workflows/{proposal['workflow_id']}", params={"user_id": user}
             ).json()
-            assert view["status"] == "failed", view
+            assert view["status"] == "failed" and view["withdrawn"] is True, view
         service.close(sid, user)
     assert executed_writes(service, before) == []
 
@@ -159,6 +159,64 @@ def test_a_request_an_agent_approved_first_is_not_said_withdrawn(service: Servic
     assert [(p["id"], p["status"]) for p in out["withdrawn"]] == [(proposal["id"], "executed")]
     [stored] = proposals(service, sid, "u1005")
     assert stored["status"] == "executed"
+
+
+def test_a_withdrawal_takes_back_only_the_request_it_names(service: Service) -> None:
+    """ "算了，不投诉了" with a return and a complaint both waiting withdrew both; now the ticket
+    only, and the return still waits for the agent."""
+    sid = service.open_session("u1001")["session_id"]
+    [ret] = service.turn(sid, "u1001", "我要退货 订单202405181001 质量有问题")["proposals"]
+    [ticket] = service.turn(sid, "u1001", "我还要投诉快递员态度差 订单202405201234")["proposals"]
+    out = service.turn(sid, "u1001", "算了，不投诉了")
+    assert [(p["id"], p["status"]) for p in out["withdrawn"]] == [(ticket["id"], "withdrawn")]
+    assert "创建投诉工单" in out["suggestion"]["text"], out["suggestion"]
+    assert "退货单" not in out["suggestion"]["text"], out["suggestion"]
+    statuses = {p["id"]: p["status"] for p in proposals(service, sid, "u1001")}
+    assert statuses == {ret["id"]: "proposed", ticket["id"]: "withdrawn"}
+    assert approve(service, ret, "u1001").status_code == 200  # the return goes on
+
+
+def test_a_password_reset_the_customer_takes_back_ends_before_anything_is_written(
+    service: Service,
+) -> None:
+    """ "我想起来了，不用重置了" while the reset waited for the code was not read: the reply asked
+    for the code again. Now the workflow ends (the code the customer gives later resets
+    nothing), and the reply says it was cancelled."""
+    before = last_seq(service)
+    for text, said in (
+        ("我想起来了，不用重置了", "已为您取消"),
+        ("never mind, I remember my password now", "I have cancelled it"),
+    ):
+        sid = service.open_session("u1002")["session_id"]
+        service.turn(sid, "u1002", "我忘记密码了登不上")
+        waiting = service.turn(sid, "u1002", "13912345678")["workflow"]
+        assert waiting["waiting_for"] == "sms_code", waiting
+        out = service.turn(sid, "u1002", text)
+        assert out["suggestion"]["situation"] == "workflow_withdrawn", out["suggestion"]
+        assert said in out["suggestion"]["text"], out["suggestion"]
+        assert out["workflow"]["id"] == waiting["id"] and out["workflow"]["status"] == "failed"
+        assert out["workflow"]["withdrawn"] is True
+        assert out["proposals"] == [] and out["withdrawn"] == []
+        again = service.turn(sid, "u1002", "验证码是 123456")
+        assert again["workflow"] is None or again["workflow"]["id"] != waiting["id"], again
+        assert proposals(service, sid, "u1002") == []
+        service.close(sid, "u1002")
+    assert executed_writes(service, before) == []
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [("我不退了", "这次没有为您提交过这项申请"),
+     ("never mind, I'll keep it", "no such request was put in")],
+)  # fmt: skip
+def test_taking_back_a_request_never_put_in_says_so(service: Service, text: str, said: str) -> None:
+    """ "我不退了" with nothing waiting asked for an order number to return, and "never mind,
+    I'll keep it" answered "I cannot help with that one"."""
+    sid = service.open_session("u1001")["session_id"]
+    out = service.turn(sid, "u1001", text)
+    assert out["suggestion"]["situation"] == "nothing_to_withdraw", out["suggestion"]
+    assert said in out["suggestion"]["text"] and out["missing_slots"] == []
+    assert out["proposals"] == [] and out["withdrawn"] == [] and out["tool_calls"] == []
 
 
 def test_no_return_is_put_forward_for_an_order_that_cannot_be_returned(service: Service) -> None:

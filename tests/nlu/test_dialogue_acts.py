@@ -81,3 +81,28 @@ def test_unknown_acts_and_unquoted_yes_are_refused() -> None:
         ActPhrases.from_dict({"acts": {"insult": {"en": ["idiot"]}}})
     with pytest.raises(PackError, match=r"acts\.confirmation\.en"):
         ActPhrases.from_dict({"acts": {"confirmation": {"en": [True, "sure"]}}})
+
+
+def test_a_withdrawal_says_what_it_takes_back() -> None:
+    """``withdrawals_of`` phrases name their request's tools and workflows; ``withdrawals``
+    phrases take back whatever waits (an empty set); anything else takes back nothing."""
+    acts = ActPhrases.from_dict({
+        "withdrawals": {"zh": ["撤回申请"], "en": ["cancel the request"]},
+        "withdrawals_of": [
+            {"takes_back": ["create_return"], "zh": ["不退了"], "en": ["i'll keep it"]},
+            {"takes_back": ["create_ticket"], "zh": ["不投诉了"]},
+        ],
+    })  # fmt: skip
+    assert acts.takes_back("算了，不投诉了") == frozenset({"create_ticket"})
+    assert acts.takes_back("Never mind, I'll keep it.") == frozenset({"create_return"})
+    assert acts.takes_back("不退了，也不投诉了") == frozenset({"create_return", "create_ticket"})
+    assert acts.takes_back("please cancel the request") == frozenset()
+    assert acts.takes_back("我要退货") is None and acts.takes_back("I'll keepit") is None
+    assert acts.without_withdrawals("算了，不退了").strip(" ，") == "算了"
+
+
+def test_a_withdrawal_group_without_names_is_refused() -> None:
+    with pytest.raises(PackError, match=r"withdrawals_of\[0\].*takes_back"):
+        ActPhrases.from_dict({"withdrawals_of": [{"zh": ["不退了"]}]})
+    with pytest.raises(PackError, match="withdrawals_of"):
+        ActPhrases.from_dict({"withdrawals_of": {"takes_back": ["x"]}})

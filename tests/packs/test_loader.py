@@ -330,6 +330,25 @@ _ORDER_EN = '"Could you give me the 12-digit order number? I will look it up rig
             ["terms.运输中"],
         ),
         ("acts.yaml", "  greeting:\n", "  salute:\n", ["acts.yaml", "salute"]),
+        # a withdrawal that names a request the pack does not have would take back nothing
+        (
+            "acts.yaml",
+            "  - takes_back: [create_ticket, add_ticket_note]",
+            "  - takes_back: [create_tiket, add_ticket_note]",
+            ["acts.yaml", "withdrawals_of[1]", "takes_back", "create_tiket"],
+        ),
+        (
+            "acts.yaml",
+            "  - takes_back: [create_ticket, add_ticket_note]",
+            "  - takes_back: []",
+            ["acts.yaml", "withdrawals_of[1]", "takes_back"],
+        ),
+        (
+            "acts.yaml",
+            "    zh: [不投诉了, 不用投诉了",
+            "    zh: [yes, 不用投诉了",
+            ["acts.yaml", "withdrawals_of[1].zh", "quote yes/no"],
+        ),
     ],
 )
 def test_every_reply_and_note_speaks_every_language_of_the_pack(

@@ -10,7 +10,7 @@ from hermes_desk.actions import Proposal
 from hermes_desk.packs import Pack, load_labels, load_pack
 from hermes_desk.sessions import Session, Turn
 from hermes_desk.summary import gather, offline_summary, outcome_of
-from hermes_desk.workflows import WorkflowView
+from hermes_desk.workflows import WITHDRAWN_BY_CUSTOMER, WorkflowView
 
 
 @pytest.fixture(scope="module")
@@ -190,3 +190,13 @@ def test_a_request_the_customer_took_back_is_no_failure(pack: Pack) -> None:
     facts = gather(session, pack, proposals=[rejected], workflows=[ended])
     assert facts.workflows[0]["status"] == "failed"
     assert outcome_of(facts, "after_contact") == "unresolved"
+    # A workflow taken back while it waited for the customer has no proposal: its view says so.
+    reset = ended.model_copy(
+        update={"id": "wf_2", "name": "password_reset", "error": WITHDRAWN_BY_CUSTOMER,
+                "withdrawn": True}
+    )  # fmt: skip
+    facts = gather(session, pack, workflows=[reset])
+    assert facts.workflows[0]["status"] == "withdrawn"
+    assert outcome_of(facts, "after_contact") == "resolved"
+    failed = reset.model_copy(update={"error": "workflow deadline exceeded", "withdrawn": False})
+    assert gather(session, pack, workflows=[failed]).workflows[0]["status"] == "failed"

@@ -13,6 +13,7 @@ from hermes_desk.events import MemorySink
 from hermes_desk.packs.loader import bundled_pack_path
 from hermes_desk.testing import FakeClock
 from hermes_desk.workflows import (
+    WITHDRAWN_BY_CUSTOMER,
     Cursor,
     SqliteSnapshotStore,
     WorkflowDefinition,
@@ -317,3 +318,29 @@ async def test_only_a_workflow_waiting_for_the_customer_restarts(
         with pytest.raises(ConflictError):
             await service.restart(first.id, {}, tenant="t", user="u")
         assert tools.count("send_sms_code") == 1
+
+
+async def test_a_workflow_the_customer_takes_back_ends_and_runs_nothing_more(
+    make_service: Make, tools: Tools
+) -> None:
+    """ "不用重置了" while the reset waits for the code: it fails as withdrawn (the summary reads
+    that), the code it was waiting for is refused afterwards and nothing after the wait runs."""
+    reset_tools(tools)
+    verify_against(tools, "246810")
+    sink = MemorySink()
+    async with make_service(PACK, events=sink) as service:
+        first = await service.start(
+            "password_reset", {"phone": "13800138000"}, tenant="t", user="u", session_id="s1"
+        )
+        with pytest.raises(NotFoundError):
+            await service.withdraw(first.id, tenant="t", user="someone-else")
+        ended = await service.withdraw(first.id, tenant="t", user="u")
+        assert ended.status == "failed" and ended.error == WITHDRAWN_BY_CUSTOMER
+        assert ended.withdrawn
+        assert await service.find_waiting("s1") is None
+        after = await service.provide_input(first.id, {"sms_code": "246810"}, tenant="t")
+        assert after.status == "failed", "a code after the withdrawal changes nothing"
+        assert tools.count("verify_sms_code") == 0 and tools.count("reset_password") == 0
+        assert [e.data["workflow_id"] for e in sink.events(name="workflow.withdrawn")] == [first.id]
+        with pytest.raises(ConflictError):  # ended: nothing left to take back
+            await service.withdraw(first.id, tenant="t", user="u")

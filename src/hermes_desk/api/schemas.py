@@ -234,6 +234,11 @@ class TurnWorkflow(BaseModel):
     phase: str | None
     waiting_for: str | None = Field(description="a slot, or approval:<step> for a write")
     steps: list[StepRef]
+    withdrawn: bool = Field(
+        False,
+        description="failed because the customer took it back (its write while it waited for"
+        " the agent, or itself while it waited for them)",
+    )
 
 
 class ProposalOut(BaseModel):

@@ -65,11 +65,39 @@ class TurnActor:
                 )
             )
         withdrawals = [await self._withdraw(proposal_id, session) for proposal_id in plan.withdraw]
+        if plan.withdraw_workflow is not None:
+            view, ended = await self._withdraw_workflow(plan.withdraw_workflow, session)
+            return Acting(results, view, proposals, withdrawals, workflow_withdrawn=ended)
         view = await self._move_workflow(plan, session)
+        view = view or await self._ended_by(withdrawals, session)
         waiting = await self.actions.propose_for_workflow(view, language=reading.language, why=why)
         if waiting is not None and waiting.pending:
             proposals.append(waiting)
         return Acting(results=results, workflow=view, proposals=proposals, withdrawals=withdrawals)
+
+    async def _ended_by(self, withdrawals: list[Proposal], session: Session) -> WorkflowView | None:
+        """The workflow a withdrawn proposal belonged to, as the withdrawal left it (ended): the
+        turn shows it, so nobody reads the write as still on its way."""
+        ended = [p.workflow_id for p in withdrawals if p.status == "withdrawn" and p.workflow_id]
+        if not ended or self.workflows is None:
+            return None
+        return await self.workflows.get(ended[-1], tenant=session.tenant, user=session.user)
+
+    async def _withdraw_workflow(
+        self, workflow_id: str, session: Session
+    ) -> tuple[WorkflowView | None, bool]:
+        """End the workflow the customer took back; one that moved on meanwhile (the code came
+        through another turn) comes back as it stands, with False."""
+        if self.workflows is None:
+            return None, False
+        try:
+            view = await self.workflows.withdraw(
+                workflow_id, tenant=session.tenant, user=session.user
+            )
+        except ConflictError:
+            view = await self.workflows.get(workflow_id, tenant=session.tenant, user=session.user)
+            return view, False
+        return view, True
 
     async def _withdraw(self, proposal_id: str, session: Session) -> Proposal:
         """Withdraw a waiting proposal; one an agent decided first comes back as it stands."""

@@ -28,6 +28,12 @@ _APPROVED = frozenset({"approved", "executing", "executed", "failed"})
 
 _CLAUSES = re.compile(r"[,，.。!！?？;；、~～\n]+")
 
+#: What is left of a withdrawal once its phrase and values are out ("我", "这个订单", "my order").
+_LEFT_OVER = re.compile(
+    r"[我这那个订单号的了吧啊呀呢哦就还是先真想起来]+"
+    r"|(?:(?:i|my|the|this|that|it|order|number|one|just|remember|now|after|all)\s*)+"
+)
+
 Extract = Callable[[str], Sequence[CandidateFact]]
 
 
@@ -43,20 +49,13 @@ def conversation_plan(reading: Reading, acts: ActPhrases, extract: Extract) -> P
         acts: the pack's dialogue-act phrases.
         extract: the key-fact extraction for a piece of text (in the turn's intent).
     """
-    withdrawn = _withdrawn(reading, acts)
-    if withdrawn:
-        return Plan(
-            reading.intent.name,
-            "the customer withdrew a request waiting for the agent: withdrawn, nothing proposed",
-            situation="proposal_withdrawn",
-            withdraw=withdrawn,
-        )
+    withdrawal = _withdrawal_plan(reading, acts)
+    if withdrawal is not None:
+        return withdrawal
     if reading.found:  # an order number, a code…: the turn is about business
         return None
     waiting = reading.waiting
-    waits_for_customer = bool(
-        waiting is not None and waiting.waiting_for and ":" not in waiting.waiting_for
-    )
+    waits_for_customer = waiting is not None and _waits_for_customer(waiting.waiting_for)
     act = reading.dialogue_act
     if act.only and act.act is not None:
         if waits_for_customer and act.act in ("confirmation", "correction"):
@@ -81,21 +80,74 @@ def conversation_plan(reading: Reading, acts: ActPhrases, extract: Extract) -> P
     return None
 
 
-def _withdrawn(reading: Reading, acts: ActPhrases) -> tuple[str, ...]:
-    """The proposals the turn takes back: the waiting ones holding a value it names ("订单…不退
-    了"), or, naming none, every one that waits. With none waiting, the last one an agent
-    approved: it is not withdrawn, and the reply says it went ahead already."""
-    if not reading.proposals or not acts.withdraws(reading.text):
-        return ()
+def _withdrawal_plan(reading: Reading, acts: ActPhrases) -> Plan | None:
+    """The plan of a turn that takes a request back, else None.
+
+    What it takes back: the proposals waiting for the agent that its phrases may take back
+    ("不投诉了": the ticket's, not the return's) and that hold a value it names ("订单…不退了"),
+    and a workflow of those waiting for the customer ("不用重置了" while the reset waits for the
+    code). With none waiting, the last such proposal an agent approved: it is not withdrawn, and
+    the reply says it went ahead already. With nothing at all, a turn that says nothing else is
+    told nothing was put in — it is not asked for an order to return."""
+    targets = acts.takes_back(reading.text)
+    if targets is None:
+        return None
     named = set(map(str, reading.found.values()))
     chosen = [
-        p for p in reading.proposals if not named or named & set(map(str, p.arguments.values()))
+        p
+        for p in reading.proposals
+        if (not targets or p.tool in targets)
+        and (not named or named & set(map(str, p.arguments.values())))
     ]
-    pending = [p for p in chosen if p.pending]
-    if pending:
-        return tuple(p.id for p in pending)
+    pending = tuple(p.id for p in chosen if p.pending)
+    waiting = reading.waiting
+    workflow = (
+        waiting.id
+        if waiting is not None
+        and _waits_for_customer(waiting.waiting_for)
+        and (not targets or waiting.name in targets)
+        else None
+    )
+    if pending or workflow:
+        return Plan(
+            reading.intent.name,
+            "the customer withdrew a request still waiting: withdrawn, nothing proposed",
+            withdraw=pending,
+            withdraw_workflow=workflow,
+        )
     approved = [p for p in chosen if p.status in _APPROVED]
-    return (approved[-1].id,) if approved else ()
+    if approved:
+        return Plan(
+            reading.intent.name,
+            "the customer withdrew a request an agent had decided: it stands, nothing proposed",
+            withdraw=(approved[-1].id,),
+        )
+    if not _only_withdrawal(reading, acts):
+        return None
+    return Plan(
+        reading.intent.name,
+        "the customer took back a request that was never put in: nothing to withdraw",
+        situation="nothing_to_withdraw",
+    )
+
+
+def _waits_for_customer(waiting_for: str | None) -> bool:
+    """A workflow waits for the customer (a slot), not for an agent (``approval:<step>``)."""
+    return waiting_for is not None and waiting_for != "" and ":" not in waiting_for
+
+
+def _only_withdrawal(reading: Reading, acts: ActPhrases) -> bool:
+    """The turn says nothing but the withdrawal, the values it names, dialogue acts and
+    fillers ("算了，我不退了", "订单…不退了"); "不退了，我要换货" says more."""
+    rest = acts.without_withdrawals(reading.text)
+    for value in reading.found.values():
+        rest = rest.replace(str(value).lower(), " ")
+    for clause in (c.strip() for c in _CLAUSES.split(rest)):
+        if clause and not (
+            _LEFT_OVER.fullmatch(clause) or acts.read(clause).only or acts.only_fillers(clause)
+        ):
+            return False
+    return True
 
 
 def _only_preferences(text: str, acts: ActPhrases, extract: Extract) -> bool:

@@ -468,6 +468,7 @@ def _workflow_view(view: WorkflowView) -> dict[str, Any]:
         "phase": view.phase,
         "waiting_for": view.waiting_for,
         "steps": [{"name": s.name, "status": s.status, "tool": s.tool} for s in view.steps],
+        "withdrawn": view.withdrawn,
     }
 
 

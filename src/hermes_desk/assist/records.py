@@ -114,6 +114,8 @@ class Plan:
     #: Proposals the customer withdrew with this turn ("不退了", "I'll keep it"): withdrawn
     #: unless an agent decided them first.
     withdraw: tuple[str, ...] = ()
+    #: The workflow waiting for the customer that they took back ("不用重置了"): it ends.
+    withdraw_workflow: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +127,8 @@ class Acting:
     proposals: list[Proposal]
     #: The plan's withdrawals as they came out: withdrawn, or decided by an agent first.
     withdrawals: list[Proposal] = field(default_factory=list)
+    #: The plan's workflow withdrawal ended it (False: it had moved on meanwhile).
+    workflow_withdrawn: bool = False
 
 
 @dataclass(frozen=True, slots=True)

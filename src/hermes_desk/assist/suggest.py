@@ -220,6 +220,7 @@ def facts_of(
         shown["tries_left"] = rejected
     situation = (
         (withdrawn[0] if withdrawn is not None else None)
+        or ("workflow_withdrawn" if acting.workflow_withdrawn else None)
         or plan.situation
         or ("input_rejected" if rejected is not None else None)
         or _situation(acting, pending, waiting_for)

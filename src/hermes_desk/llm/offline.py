@@ -78,6 +78,9 @@ SITUATIONS: dict[str, tuple[str, ...]] = {
     # never "withdrawn" then, and never "ok".
     "proposal_withdrawn": (),
     "withdraw_too_late": (),
+    # A workflow that waited for the customer, taken back by them; or nothing to take back.
+    "workflow_withdrawn": (),
+    "nothing_to_withdraw": (),
 }
 
 _WORKFLOW_SITUATION = {
@@ -108,6 +111,8 @@ _GENERIC = {
         "preference_noted": "好的，已为您记下：{preferences}。",
         "proposal_withdrawn": "好的，已为您撤回：{proposal}。不会办理。",
         "withdraw_too_late": "抱歉，这个申请客服已经处理，无法撤回：{proposal}。我请专员跟进。",
+        "workflow_withdrawn": "好的，已为您取消，不会继续办理。请问还有什么可以帮您？",
+        "nothing_to_withdraw": "好的，不会办理。这次没有为您提交过这项申请，无需撤回。",
     },
     "en": {
         "ok": "Sure, let me help you with that. Is there anything else I can do for you?",
@@ -129,6 +134,9 @@ _GENERIC = {
         "proposal_withdrawn": "All right, I have withdrawn it: {proposal}. Nothing will be done.",
         "withdraw_too_late": "Sorry, that request was already decided and cannot be withdrawn:"
         " {proposal}. Let me ask a colleague to follow up.",
+        "workflow_withdrawn": "All right, I have cancelled it; it will not go on. Anything else?",
+        "nothing_to_withdraw": "All right, nothing will be done: no such request was put in,"
+        " so there is nothing to withdraw.",
     },
 }
 

@@ -72,6 +72,10 @@ _SITUATIONS = {
         "record_not_found": "客户给的订单号没有查到（或不属于该客户）：请客户核对，不要回答别的",
         "proposal_withdrawn": "客户撤回了等待批准的申请，已撤回、不会办理：如实确认",
         "withdraw_too_late": "客户想撤回申请，但客服已经处理，无法撤回：如实说明，不要说已撤回",
+        "workflow_withdrawn": "客户不再需要正在等他提供信息的办理（如重置密码），"
+        "已取消、不会继续：如实确认",
+        "nothing_to_withdraw": "客户说不办了，但这次对话没有提交过这项申请："
+        "确认不会办理，不要索要订单号，不要说已撤回",
         "refused": "业务系统拒绝了这个操作：如实说明，不要说已经办好",
         "input_rejected": "客户提供的验证码不正确：明确说出来，并告知剩余次数（tries_left）",
         "preference_noted": "客户说明了联系方式偏好：确认已记下，不要创建工单，不要承诺回电",
@@ -92,6 +96,11 @@ _SITUATIONS = {
         " withdrawn and will not be done; confirm that",
         "withdraw_too_late": "the customer wants to take a request back, but an agent had already"
         " decided it: say so; never say it is withdrawn",
+        "workflow_withdrawn": "the customer no longer wants what waited for their input (a password"
+        " reset): it is cancelled and will not go on; confirm that",
+        "nothing_to_withdraw": "the customer takes back a request that was never put in during this"
+        " conversation: confirm nothing will be done; ask for no order number; never say"
+        " something was withdrawn",
         "refused": "the back office refused the action: say so, never say it is done",
         "input_rejected": "the code the customer gave is wrong: say so and give the tries left"
         " (tries_left)",

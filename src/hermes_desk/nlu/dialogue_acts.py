@@ -58,8 +58,11 @@ class ActPhrases:
 
     phrases: tuple[tuple[str, DialogueActName | None], ...]  # longest first; None: a filler
     negative: tuple[str, ...] = ()
-    #: A request taken back ("不退了", "I'll keep it"): read only while a proposal waits.
+    #: A request taken back whatever it is ("撤回申请", "cancel the request").
     withdrawals: tuple[str, ...] = ()
+    #: Phrases that say what they take back ("不退了", "drop the complaint"), each group with
+    #: the tools (whose proposals) and workflows (waiting for the customer) it names.
+    withdrawals_of: tuple[tuple[frozenset[str], tuple[str, ...]], ...] = ()
     apologies: tuple[str, ...] = ()
     follow_ups: tuple[str, ...] = ()
     #: :attr:`phrases` by their first character, longest first as there: a clause position
@@ -94,6 +97,7 @@ class ActPhrases:
             phrases=tuple(ordered),
             negative=tuple(_texts(data.get("negative") or {}, file, "negative")),
             withdrawals=tuple(_texts(data.get("withdrawals") or {}, file, "withdrawals")),
+            withdrawals_of=_withdrawals_of(data.get("withdrawals_of") or [], file),
             apologies=tuple(_texts(data.get("apologies") or {}, file, "apologies")),
             follow_ups=tuple(_texts(data.get("follow_ups") or {}, file, "follow_ups")),
         )
@@ -125,9 +129,26 @@ class ActPhrases:
         """Whether the turn shows negative emotion (acknowledged before the facts)."""
         return _contains_any(text.lower(), self.negative)
 
-    def withdraws(self, text: str) -> bool:
-        """Whether the turn takes a request back ("算了不退了", "never mind, I'll keep it")."""
-        return _contains_any(text.lower(), self.withdrawals)
+    def takes_back(self, text: str) -> frozenset[str] | None:
+        """What the turn takes back: the tools and workflows its phrases name ("算了不退了": the
+        return's), an empty set when it names none ("撤回申请": whatever waits), or None when
+        the turn takes nothing back."""
+        lowered = text.lower()
+        named = [names for names, phrases in self.withdrawals_of if _contains_any(lowered, phrases)]
+        if named:
+            return frozenset().union(*named)
+        return frozenset() if _contains_any(lowered, self.withdrawals) else None
+
+    def without_withdrawals(self, text: str) -> str:
+        """``text`` (lower-cased) with every withdrawal phrase taken out."""
+        out = text.lower()
+        for phrases in (self.withdrawals, *(p for _names, p in self.withdrawals_of)):
+            latin, others = _phrase_matcher(phrases)
+            for phrase in others:
+                out = out.replace(phrase, " ")
+            if latin is not None:
+                out = latin.sub(" ", out)
+        return out
 
     def opens_with_apology(self, reply: str) -> bool:
         """Whether the reply's first sentence already apologises."""
@@ -180,6 +201,32 @@ def _phrase_matcher(words: tuple[str, ...]) -> tuple[re.Pattern[str] | None, tup
     others = tuple(w for w in words if not w.isascii())
     pattern = re.compile(rf"(?<![a-z])(?:{'|'.join(latin)})(?![a-z])") if latin else None
     return pattern, others
+
+
+def _withdrawals_of(groups: Any, file: str) -> tuple[tuple[frozenset[str], tuple[str, ...]], ...]:
+    """``withdrawals_of``: a list of ``{takes_back: [tool or workflow names], <language>:
+    [phrases]}`` (the names are checked against the pack's tools and workflows by the loader)."""
+    if not isinstance(groups, list):
+        raise PackError("expected a list of {takes_back, language: [phrases]}", file=file,
+                        field="withdrawals_of")  # fmt: skip
+    out: list[tuple[frozenset[str], tuple[str, ...]]] = []
+    for i, group in enumerate(groups):
+        where = f"withdrawals_of[{i}]"
+        if not isinstance(group, Mapping):
+            raise PackError("expected {takes_back, language: [phrases]}", file=file, item=where)
+        names = group.get("takes_back")
+        if (
+            not isinstance(names, list)
+            or not names
+            or not all(isinstance(n, str) and n for n in names)
+        ):
+            raise PackError(
+                "expected a list of tool or workflow names", file=file, item=where,
+                field="takes_back",
+            )  # fmt: skip
+        phrases = {k: v for k, v in group.items() if k != "takes_back"}
+        out.append((frozenset(names), tuple(_texts(phrases, file, where))))
+    return tuple(out)
 
 
 def _texts(by_language: Any, file: str, where: str) -> list[str]:

@@ -163,6 +163,7 @@ def load_pack(name_or_path: str | Path, *, variables: dict[str, str] | None = No
     tool_specs = _load_tools(root / "tools.yaml", variables or {})
     workflows = _load_workflows(root / "workflows")
     _check_references(root, intents, tool_specs, workflows)
+    _check_withdrawals(root / "acts.yaml", acts, tool_specs, workflows)
     dispositions = _load_dispositions(root, tuple(manifest.languages))
     return Pack(
         manifest=manifest,
@@ -498,6 +499,22 @@ def _check_references(
                 file=intents_file,
                 item=intent.name,
                 field="workflow",
+            )
+
+
+def _check_withdrawals(
+    path: Path, acts: ActPhrases, tool_specs: list[Any], workflows: dict[str, Any]
+) -> None:
+    """Every name a ``withdrawals_of`` group takes back is one of the pack's tools or
+    workflows: a misspelt one would let its phrases take back nothing."""
+    known = {spec.name for spec in tool_specs} | set(workflows)
+    for i, (names, _phrases) in enumerate(acts.withdrawals_of):
+        for name in sorted(names - known):
+            raise PackError(
+                f"'{name}' is neither a tool of tools.yaml nor a workflow under workflows/",
+                file=str(path),
+                item=f"withdrawals_of[{i}]",
+                field="takes_back",
             )
 
 

@@ -184,10 +184,12 @@ def gather(
         )
         if proposal.status == "proposed":
             facts.open_items.append(_open_proposal(proposal, language))
-    # A workflow that ended because the customer took its write back did not fail.
+    # A workflow that ended because the customer took it back (its write, or itself while it
+    # waited for them) did not fail.
     withdrawn = {p.workflow_id for p in proposals if p.status == "withdrawn" and p.workflow_id}
     for view in workflows:
-        status = "withdrawn" if view.status == "failed" and view.id in withdrawn else view.status
+        taken_back = view.withdrawn or view.id in withdrawn
+        status = "withdrawn" if view.status == "failed" and taken_back else view.status
         facts.workflows.append(
             {"name": view.name, "status": status, "waiting_for": view.waiting_for}
         )

@@ -21,7 +21,7 @@ from hermes_desk.workflows.executor import (
     StepExecutor,
     StepOutcome,
 )
-from hermes_desk.workflows.machine import StepRecord, WorkflowState
+from hermes_desk.workflows.machine import WITHDRAWN_BY_CUSTOMER, StepRecord, WorkflowState
 from hermes_desk.workflows.runner import Cursor, WorkflowRunner
 from hermes_desk.workflows.service import WorkflowService
 from hermes_desk.workflows.snapshot import (
@@ -38,6 +38,7 @@ from hermes_desk.workflows.watchdog import Watchdog, WatchdogReport
 
 __all__ = [
     "SCHEMA_VERSION",
+    "WITHDRAWN_BY_CUSTOMER",
     "CallableStepExecutor",
     "Cursor",
     "InMemorySnapshotStore",

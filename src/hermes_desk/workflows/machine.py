@@ -21,6 +21,7 @@ __all__ = [
     "ACTIVE_STATUSES",
     "APPROVAL_PREFIX",
     "TERMINAL_STATUSES",
+    "WITHDRAWN_BY_CUSTOMER",
     "Action",
     "AwaitInput",
     "Finished",
@@ -58,6 +59,8 @@ StepStatus = Literal[
 ]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "escalated"})
 ACTIVE_STATUSES: frozenset[str] = frozenset({"pending", "running", "waiting_input"})
+#: The error of a workflow the customer took back while it waited for them (not a failure).
+WITHDRAWN_BY_CUSTOMER = "withdrawn by the customer"
 _STEP_FAILED: frozenset[str] = frozenset({"failed", "timeout", "cancelled", "rejected"})
 _STEP_OPEN: frozenset[str] = frozenset({"pending", "waiting_input", "running"})
 
@@ -295,10 +298,12 @@ def _phase_verdict(
                     # Rejected, expired or withdrawn by the customer: the write never runs;
                     # the phase's on_failure follows.
                     record.status = "rejected"
-                    by = "the customer" if decision.get("decision") == "withdrawn" else "the agent"
-                    record.error = f"{decision.get('decision')} by {by}: " + str(
-                        decision.get("reason") or "no reason given"
+                    who = (
+                        WITHDRAWN_BY_CUSTOMER
+                        if decision.get("decision") == "withdrawn"
+                        else f"{decision.get('decision')} by the agent"
                     )
+                    record.error = f"{who}: {decision.get('reason') or 'no reason given'}"
                     record.finished_at = now
                     return step.name
             if step.tool is None:  # a pure wait: the slot is here, nothing to call

@@ -29,6 +29,8 @@ from hermes_desk.workflows.definition import WorkflowDefinition
 from hermes_desk.workflows.executor import StepExecutor
 from hermes_desk.workflows.machine import (
     APPROVAL_PREFIX,
+    WITHDRAWN_BY_CUSTOMER,
+    WorkflowState,
     approval_slot,
     new_workflow,
     provide_input,
@@ -283,23 +285,13 @@ class WorkflowService:
             ConflictError: it is not waiting for the customer (running, ended, or waiting for an
                 agent's approval).
         """
-        snapshot = await self._load(workflow_id, tenant, user)
-        state = snapshot.state()
-        waiting = state.waiting_for or ""
-        if state.status != "waiting_input" or waiting.startswith(APPROVAL_PREFIX):
-            raise ConflictError(f"workflow {workflow_id} is not waiting for the customer")
+        state = await self._end_waiting(workflow_id, tenant, user, reason, "superseded")
         definition = self.definitions[state.name]
         kept = {
             name: value
             for name, value in state.inputs.items()
             if name in definition.inputs and definition.inputs[name].generate is None
         }
-        ended = supersede(state, self.clock.now(), reason)
-        try:
-            await self.runner.save(Cursor(ended, snapshot.seq), "superseded")
-        except Superseded as exc:
-            raise ConflictError(f"workflow {workflow_id} changed meanwhile; try again") from exc
-        self.runner.emit(ended, "workflow.superseded", reason=reason)
         return await self.start(
             state.name,
             {**kept, **inputs},
@@ -308,6 +300,38 @@ class WorkflowService:
             session_id=state.session_id,
             wait_s=wait_s,
         )
+
+    async def withdraw(
+        self, workflow_id: str, *, tenant: str, user: str, reason: str = WITHDRAWN_BY_CUSTOMER
+    ) -> WorkflowView:
+        """End a workflow that waits for the customer because they took the request back ("不用
+        重置了" while the reset waits for the code): it fails with ``reason`` and nothing after
+        the wait runs (``workflow.withdrawn``).
+
+        Raises:
+            NotFoundError: unknown, or another tenant's or customer's.
+            ConflictError: it is not waiting for the customer (a write waiting for an agent is
+                withdrawn through its proposal).
+        """
+        await self._end_waiting(workflow_id, tenant, user, reason, "withdrawn")
+        return await self.get(workflow_id, tenant=tenant, user=user)
+
+    async def _end_waiting(
+        self, workflow_id: str, tenant: str, user: str, reason: str, kind: str
+    ) -> WorkflowState:
+        """End a workflow waiting for the customer (``workflow.<kind>``); its state before."""
+        snapshot = await self._load(workflow_id, tenant, user)
+        state = snapshot.state()
+        waiting = state.waiting_for or ""
+        if state.status != "waiting_input" or waiting.startswith(APPROVAL_PREFIX):
+            raise ConflictError(f"workflow {workflow_id} is not waiting for the customer")
+        ended = supersede(state, self.clock.now(), reason)
+        try:
+            await self.runner.save(Cursor(ended, snapshot.seq), kind)
+        except Superseded as exc:
+            raise ConflictError(f"workflow {workflow_id} changed meanwhile; try again") from exc
+        self.runner.emit(ended, f"workflow.{kind}", reason=reason)
+        return state
 
     async def decide(
         self,

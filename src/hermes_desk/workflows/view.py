@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from hermes_desk.events import mask_fields
-from hermes_desk.workflows.machine import WorkflowState
+from hermes_desk.workflows.machine import WITHDRAWN_BY_CUSTOMER, WorkflowState
 from hermes_desk.workflows.snapshot import SnapshotInfo
 
 __all__ = ["PhaseView", "SnapshotView", "StepView", "WorkflowView"]
@@ -67,6 +67,8 @@ class WorkflowView(BaseModel):
     steps: list[StepView]
     phases: list[PhaseView]
     snapshots: list[SnapshotView]
+    #: Failed because the customer took it back (its write, or itself while it waited for them).
+    withdrawn: bool = False
 
     @classmethod
     def of(
@@ -84,6 +86,7 @@ class WorkflowView(BaseModel):
             waiting_for=state.waiting_for,
             error=state.error,
             failed_step=state.failed_step,
+            withdrawn=state.status == "failed" and WITHDRAWN_BY_CUSTOMER in (state.error or ""),
             created_at=state.created_at,
             updated_at=state.updated_at,
             deadline_at=state.deadline_at,

@@ -439,7 +439,7 @@
     const approval = (workflow.waiting_for || "").startsWith("approval:")
       ? workflow.waiting_for.slice("approval:".length)
       : null;
-    let status = label("statuses", workflow.status);
+    let status = label("statuses", workflow.withdrawn ? "withdrawn" : workflow.status);
     let waiting = workflow.waiting_for ? ` · 等待 waiting for ${label("slots", workflow.waiting_for)}` : "";
     if (approval) {
       status = label("statuses", "proposed");
