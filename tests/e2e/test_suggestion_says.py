@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from demo_backend.state import BackendState, business_today, load_sample_data
 
 from demo_backend import create_app as create_backend
@@ -172,6 +173,25 @@ def test_dialogue_acts_are_answered_as_such_not_as_out_of_scope(service: Service
     assert wrong["dialogue_act"] == "correction"
     assert wrong["suggestion"]["situation"] == "act_correction"
     assert wrong["tool_calls"] == []
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [("帮我转人工", "我是人工客服"), ("你们是机器人吗", "我是人工客服"),
+     ("I want to talk to a real person", "you are talking to a person")],
+)  # fmt: skip
+def test_a_customer_asking_for_a_person_is_told_they_have_one(
+    service: Service, text: str, said: str
+) -> None:
+    """ "帮我转人工" and "你们是机器人吗" answered "这个问题我暂时无法帮您处理"; "I want to talk to a
+    real person" put a complaint ticket forward whose summary was the sentence. The agent who
+    sends the suggestion is a person: the reply says so, and nothing is looked up or proposed."""
+    sid = service.open_session("u1001")["session_id"]
+    out = service.turn(sid, "u1001", text)
+    assert out["dialogue_act"] == "human", out["dialogue_act"]
+    assert out["suggestion"]["situation"] == "act_human", out["suggestion"]
+    assert said in out["suggestion"]["text"] and "无法" not in out["suggestion"]["text"]
+    assert out["tool_calls"] == [] and out["proposals"] == []
 
 
 def test_a_confirmation_while_a_write_waits_proposes_nothing_new(service: Service) -> None:

@@ -31,6 +31,12 @@ ACTS = load_pack("ecommerce").acts
         ("No, the other one", "correction"),
         ("你好", "greeting"),
         ("hi", "greeting"),
+        ("帮我转人工", "human"),
+        ("你们是机器人吗", "human"),
+        ("你好，转人工", "human"),
+        ("I want to talk to a real person", "human"),
+        ("can I speak to a human please", "human"),
+        ("are you a bot?", "human"),
     ],
 )
 def test_a_turn_that_is_only_an_act(text: str, act: str) -> None:
@@ -45,6 +51,7 @@ def test_a_turn_that_is_only_an_act(text: str, act: str) -> None:
         ("你好，我的订单202405201234到哪了", "greeting"),
         ("Hello, my order hasn't arrived", "greeting"),
         ("谢谢，另外退款多久到账？", "thanks"),
+        ("我要投诉，转人工", "human"),
     ],
 )
 def test_an_act_next_to_a_question_is_reported_but_not_all(text: str, act: str) -> None:
@@ -55,7 +62,16 @@ def test_an_act_next_to_a_question_is_reported_but_not_all(text: str, act: str) 
 
 @pytest.mark.parametrize(
     "text",
-    ["可以退货吗", "银行卡能用吗", "this is bad", "对不起我说错了地址", "It has been 10 days"],
+    [
+        "可以退货吗",
+        "银行卡能用吗",
+        "this is bad",
+        "对不起我说错了地址",
+        "It has been 10 days",
+        "人工费多少",
+        "I want a refund",
+        "can I change the address",
+    ],
 )
 def test_words_inside_other_words_are_no_act(text: str) -> None:
     assert ACTS.read(text).act is None

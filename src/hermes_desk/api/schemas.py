@@ -321,9 +321,9 @@ class TurnOut(BaseModel):
     language: Literal["zh", "en"] | None = Field(
         None, description="the language of this customer turn; the suggestion speaks it"
     )
-    dialogue_act: Literal["thanks", "closing", "greeting", "confirmation", "correction"] | None = (
-        Field(None, description="the turn's dialogue act, when it makes one")
-    )
+    dialogue_act: (
+        Literal["thanks", "closing", "greeting", "confirmation", "correction", "human"] | None
+    ) = Field(None, description="the turn's dialogue act, when it makes one")
     intent: IntentOut | None
     slots: dict[str, JsonValue]
     missing_slots: list[str]

@@ -73,6 +73,7 @@ SITUATIONS: dict[str, tuple[str, ...]] = {
     "act_confirmation": (),
     "act_confirmation_pending": ("act_confirmation",),
     "act_correction": (),
+    "act_human": (),
     "preference_noted": (),
     # The customer took back a request waiting for the agent; or an agent had decided it first:
     # never "withdrawn" then, and never "ok".
@@ -108,6 +109,7 @@ _GENERIC = {
         "act_closing": "感谢您的耐心，祝您生活愉快，再见！",
         "act_confirmation": "好的。请问还有什么可以帮您？",
         "act_correction": "抱歉，是我弄错了，请问您指的是哪一个？",
+        "act_human": "您好，我是人工客服，请问有什么可以帮您？",
         "preference_noted": "好的，已为您记下：{preferences}。",
         "proposal_withdrawn": "好的，已为您撤回：{proposal}。不会办理。",
         "withdraw_too_late": "抱歉，这个申请客服已经处理，无法撤回：{proposal}。我请专员跟进。",
@@ -130,6 +132,7 @@ _GENERIC = {
         "act_closing": "Thank you for your patience. Have a great day, goodbye!",
         "act_confirmation": "All right. Is there anything else I can help with?",
         "act_correction": "Sorry, my mistake. Which one do you mean?",
+        "act_human": "Hello, you are talking to a person. How can I help you?",
         "preference_noted": "Noted: {preferences}.",
         "proposal_withdrawn": "All right, I have withdrawn it: {proposal}. Nothing will be done.",
         "withdraw_too_late": "Sorry, that request was already decided and cannot be withdrawn:"

@@ -85,6 +85,8 @@ _SITUATIONS = {
         "act_confirmation": "客户表示同意：确认，不要新建任何操作",
         "act_confirmation_pending": "客户表示同意，但操作仍在等待坐席批准：如实说明",
         "act_correction": "客户说刚才弄错了对象：道歉并询问是哪一个",
+        "act_human": "客户要求人工或问是不是机器人：如实说明正在与人工客服（坐席本人）对话，"
+        "询问需要什么帮助",
     },
     "en": {
         "proposed": "the action is put forward and waits for the agent's approval; it has NOT run:"
@@ -113,6 +115,8 @@ _SITUATIONS = {
         "act_confirmation_pending": "the customer agrees, but the action still waits for the"
         " agent's approval: say so",
         "act_correction": "the customer says you picked the wrong one: apologise and ask which",
+        "act_human": "the customer asks for a person, or whether this is a bot: say truthfully"
+        " they are talking to a person (the agent), and ask how to help",
     },
 }
 

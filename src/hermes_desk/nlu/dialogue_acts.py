@@ -1,4 +1,4 @@
-"""Dialogue acts: thanks, closings, greetings, confirmations and corrections.
+"""Dialogue acts: thanks, closings, greetings, confirmations, corrections, and asking for a person.
 
 "谢谢，没别的问题了", "yes please", "不是这个，是另一个" are not questions about the business:
 they are moves of the conversation, and a customer who makes one expects it answered as such —
@@ -29,10 +29,13 @@ from hermes_desk.nlu.acts import CLAUSES
 
 __all__ = ["ACTS", "NO_ACT", "ActPhrases", "ActReading", "DialogueActName"]
 
-DialogueActName = Literal["correction", "closing", "thanks", "confirmation", "greeting"]
+DialogueActName = Literal["correction", "human", "closing", "thanks", "confirmation", "greeting"]
 
 #: The acts the engine answers, strongest first (a turn with several is the first of them).
-ACTS: tuple[DialogueActName, ...] = ("correction", "closing", "thanks", "confirmation", "greeting")
+#: ``human``: the customer asks for a person, or whether they are talking to one.
+ACTS: tuple[DialogueActName, ...] = (
+    "correction", "human", "closing", "thanks", "confirmation", "greeting",
+)  # fmt: skip
 
 _LETTER = re.compile(r"[a-z]")
 
