@@ -183,9 +183,9 @@ def test_dialogue_acts_are_answered_as_such_not_as_out_of_scope(service: Service
 def test_a_customer_asking_for_a_person_is_told_they_have_one(
     service: Service, text: str, said: str
 ) -> None:
-    """ "帮我转人工" and "你们是机器人吗" answered "这个问题我暂时无法帮您处理"; "I want to talk to a
-    real person" put a complaint ticket forward whose summary was the sentence. The agent who
-    sends the suggestion is a person: the reply says so, and nothing is looked up or proposed."""
+    """ "帮我转人工" and "你们是机器人吗" answered "我暂时无法帮您处理"; "I want to talk to a real
+    person" put a complaint ticket forward whose summary was the sentence. The agent who sends
+    the suggestion is a person: the reply says so, and nothing is looked up or proposed."""
     sid = service.open_session("u1001")["session_id"]
     out = service.turn(sid, "u1001", text)
     assert out["dialogue_act"] == "human", out["dialogue_act"]
