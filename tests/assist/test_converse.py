@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from hermes_desk.actions import Proposal
-from hermes_desk.assist.converse import conversation_plan
+from hermes_desk.assist.converse import conversation_plan, with_the_rest
+from hermes_desk.assist.records import Lookup, Plan, ProposedWrite
 from hermes_desk.packs import Pack, load_pack
 
 from .test_decide import _waiting, reading
@@ -132,3 +133,46 @@ def test_a_workflow_is_not_taken_back_by_what_names_another_request(pack: Pack) 
     assert plan is not None and plan.withdraw_workflow is None
     approval = _plan(pack, "不用重置了", [], waiting=_waiting("approval:reset"))
     assert approval is not None and approval.withdraw_workflow is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["我不退了，我要换货", "算了还是换货吧", "actually I'd rather exchange it for a larger one"],
+)
+def test_a_withdrawal_that_says_more_has_the_rest_answered(pack: Pack, text: str) -> None:
+    plan = _plan(pack, text, [_proposal("act_1", "202405181001")])
+    assert plan is not None and plan.withdraw == ("act_1",) and plan.answers_rest
+
+
+def test_asking_whether_to_switch_withdraws_nothing(pack: Pack) -> None:
+    """ "can I exchange instead?" asks; it decides nothing: the return still waits."""
+    waiting = [_proposal("act_1", "202405181001")]
+    for text in ("can I exchange instead of a return?", "能改成换货吗"):
+        plan = _plan(pack, text, waiting, act="question")
+        assert plan is None or plan.withdraw == (), text
+    assert _plan(pack, "改成换货吧", waiting).withdraw == ("act_1",)
+
+
+def test_a_value_named_for_something_else_does_not_pick_what_is_withdrawn(pack: Pack) -> None:
+    """ "算了不退了，另外订单B到哪了" while the return of order A waits left the return waiting (B
+    picked nothing): the return is withdrawn and the rest asks about B."""
+    waiting = [_proposal("act_1", "202405181001")]
+    other = {"order_id": "202405201234"}
+    plan = _plan(pack, "算了不退了，另外订单202405201234到哪了", waiting, slots=other)
+    assert plan is not None and plan.withdraw == ("act_1",) and plan.answers_rest
+    named = {"order_id": "202405201234"}
+    both = [*waiting, _proposal("act_2", "202405201234")]
+    assert _plan(pack, "订单202405201234不退了", both, slots=named).withdraw == ("act_2",)
+    assert _plan(pack, "订单202405201234，不退了", both, slots=named).withdraw == ("act_2",)
+
+
+def test_the_rest_is_followed_only_when_it_looks_things_up() -> None:
+    withdrawal = Plan("return_exchange", "withdrawn", withdraw=("act_1",), answers_rest=True)
+    answer = Plan("kb_question", "answered", lookups=(Lookup("kb_search", {"query": "换货"}),))
+    merged = with_the_rest(withdrawal, answer)
+    assert merged.withdraw == ("act_1",) and merged.lookups == answer.lookups
+    assert merged.answer_intent == "kb_question" and merged.answers_rest
+    write = Plan("complaint", "ticket", writes=(ProposedWrite("create_ticket", {}, "r"),))
+    for rest in (write, Plan("return_exchange", "asks", missing_slots=("order_id",))):
+        alone = with_the_rest(withdrawal, rest)
+        assert alone.withdraw == ("act_1",) and not alone.answers_rest and alone.lookups == ()

@@ -169,6 +169,23 @@ def test_a_workflow_waiting_for_the_agent_is_shown_not_restarted(
     assert plan.workflow is not None and plan.workflow.kind == "show"
 
 
+def test_asking_for_what_no_tool_does_while_a_return_waits_is_answered_not_shown(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """ "能换大一码吗" while the return waits for the agent answered "我已提交申请（创建退货单…）":
+    the exchange is answered from the knowledge base; the same request again still shows it."""
+    waiting = _waiting("approval:create_return").model_copy(update={"name": "return_refund"})
+    order = {"order_id": "202405181001"}
+    for text, act in (("能换大一码吗", "question"), ("还是换货吧", "request")):
+        asked = reading(pack, "return_exchange", text, act=act, waiting=waiting, slots=order)
+        plan = decide(asked, pack, tools, user="u1")
+        assert plan.answer_intent == "kb_question" and plan.workflow is None, text
+        assert [lookup.tool for lookup in plan.lookups][-1] == "kb_search"
+    again = reading(pack, "return_exchange", "我要退货", waiting=waiting, slots=order)
+    shown = decide(again, pack, tools, user="u1").workflow
+    assert shown is not None and shown.kind == "show"
+
+
 def test_the_same_request_again_continues_or_restarts_the_waiting_workflow(
     pack: Pack, tools: dict[str, ToolSpec]
 ) -> None:

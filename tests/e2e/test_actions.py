@@ -172,8 +172,45 @@ def test_a_withdrawal_takes_back_only_the_request_it_names(service: Service) -> 
     assert "创建投诉工单" in out["suggestion"]["text"], out["suggestion"]
     assert "退货单" not in out["suggestion"]["text"], out["suggestion"]
     statuses = {p["id"]: p["status"] for p in proposals(service, sid, "u1001")}
-    assert statuses == {ret["id"]: "proposed", ticket["id"]: "withdrawn"}
-    assert approve(service, ret, "u1001").status_code == 200  # the return goes on
+    assert statuses == {ret["id"]: "proposed", ticket["id"]: "withdrawn"}  # the return waits
+
+
+def test_a_return_the_customer_turns_into_an_exchange_is_withdrawn_and_the_exchange_answered(
+    service: Service,
+) -> None:
+    """ "能换大一码吗" and "算了还是换货吧" while a return waited answered "我已提交申请（创建退货
+    单…）" both times, and the return stayed for the agent to approve. Now the question gets how an
+    exchange is made (the return still waits), and the switch withdraws the return first."""
+    before = last_seq(service)
+    sid = service.open_session("u1001")["session_id"]
+    [ret] = service.turn(sid, "u1001", "我要退货 订单202405181001 尺码小了")["proposals"]
+    asked = service.turn(sid, "u1001", "能换大一码吗")
+    assert "申请换货" in asked["suggestion"]["text"], asked["suggestion"]
+    assert "退货单" not in asked["suggestion"]["text"] and asked["proposals"] == []
+    assert [p["status"] for p in proposals(service, sid, "u1001")] == ["proposed"]
+    switched = service.turn(sid, "u1001", "算了还是换货吧")
+    assert [(p["id"], p["status"]) for p in switched["withdrawn"]] == [(ret["id"], "withdrawn")]
+    text = switched["suggestion"]["text"]
+    assert (
+        text.startswith("好的，已为您撤回（为订单 202405181001 创建退货单") and "申请换货" in text
+    )
+    assert switched["proposals"] == [] and approve(service, ret, "u1001").status_code == 409
+    assert executed_writes(service, before) == []
+
+
+def test_a_withdrawal_beside_a_question_about_another_order_answers_both(
+    service: Service,
+) -> None:
+    """ "算了不退了，另外订单B到哪了" while the return of order A waited: the order B the turn named
+    picked nothing to withdraw, so the return stayed waiting and the reply only tracked B."""
+    sid = service.open_session("u1001")["session_id"]
+    [ret] = service.turn(sid, "u1001", "我要退货 订单202405181001 尺码小了")["proposals"]
+    out = service.turn(sid, "u1001", "算了不退了，另外订单202405201234到哪了")
+    assert [(p["id"], p["status"]) for p in out["withdrawn"]] == [(ret["id"], "withdrawn")]
+    text = out["suggestion"]["text"]
+    assert text.startswith("好的，已为您撤回（为订单 202405181001") and "订单 202405201234" in text
+    assert [c["tool"] for c in out["tool_calls"] if c["source"] == "turn"] == ["get_shipment"]
+    assert "已签收" not in text, "the withdrawn return's order says nothing about order B"
 
 
 def test_a_password_reset_the_customer_takes_back_ends_before_anything_is_written(

@@ -335,19 +335,19 @@ _ORDER_EN = '"Could you give me the 12-digit order number? I will look it up rig
             "acts.yaml",
             "  - takes_back: [create_ticket, add_ticket_note]",
             "  - takes_back: [create_tiket, add_ticket_note]",
-            ["acts.yaml", "withdrawals_of[1]", "takes_back", "create_tiket"],
+            ["acts.yaml", "withdrawals_of[2]", "takes_back", "create_tiket"],
         ),
         (
             "acts.yaml",
             "  - takes_back: [create_ticket, add_ticket_note]",
             "  - takes_back: []",
-            ["acts.yaml", "withdrawals_of[1]", "takes_back"],
+            ["acts.yaml", "withdrawals_of[2]", "takes_back"],
         ),
         (
             "acts.yaml",
             "    zh: [不投诉了, 不用投诉了",
             "    zh: [yes, 不用投诉了",
-            ["acts.yaml", "withdrawals_of[1].zh", "quote yes/no"],
+            ["acts.yaml", "withdrawals_of[2].zh", "quote yes/no"],
         ),
     ],
 )

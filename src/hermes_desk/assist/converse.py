@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from hermes_desk.assist.records import Plan, Reading
 from hermes_desk.memory.fact import CandidateFact
 from hermes_desk.nlu.dialogue_acts import ActPhrases
 
-__all__ = ["PREFERENCE_PREFIX", "conversation_plan", "is_preference"]
+__all__ = ["PREFERENCE_PREFIX", "conversation_plan", "is_preference", "with_the_rest"]
 
 #: Key-fact keys that hold a contact preference (the pack's ``keyfacts.yaml``).
 PREFERENCE_PREFIX = "contact_preference_"
@@ -86,13 +87,16 @@ def _withdrawal_plan(reading: Reading, acts: ActPhrases) -> Plan | None:
     What it takes back: the proposals waiting for the agent that its phrases may take back
     ("不投诉了": the ticket's, not the return's) and that hold a value it names ("订单…不退了"),
     and a workflow of those waiting for the customer ("不用重置了" while the reset waits for the
-    code). With none waiting, the last such proposal an agent approved: it is not withdrawn, and
-    the reply says it went ahead already. With nothing at all, a turn that says nothing else is
-    told nothing was put in — it is not asked for an order to return."""
-    targets = acts.takes_back(reading.text)
+    code). A turn that says more than the withdrawal ("不退了，我要换货"; a switch, "算了还是换货
+    吧", unless asked as a question) has the rest answered too (``answers_rest``). With none
+    waiting, the last such proposal an agent approved: it is not withdrawn, and the reply says
+    it went ahead already. With nothing at all, a turn that says nothing else is told nothing
+    was put in — it is not asked for an order to return; one that says more is read as usual."""
+    targets = acts.takes_back(reading.text, switches=reading.act != "question")
     if targets is None:
         return None
-    named = set(map(str, reading.found.values()))
+    only = _only_withdrawal(reading, acts)
+    named = _named_with_it(reading, acts, only)
     chosen = [
         p
         for p in reading.proposals
@@ -114,6 +118,8 @@ def _withdrawal_plan(reading: Reading, acts: ActPhrases) -> Plan | None:
             "the customer withdrew a request still waiting: withdrawn, nothing proposed",
             withdraw=pending,
             withdraw_workflow=workflow,
+            # "不退了，我要换货", "算了还是换货吧": the rest of the turn is answered too
+            answers_rest=not only,
         )
     approved = [p for p in chosen if p.status in _APPROVED]
     if approved:
@@ -122,7 +128,7 @@ def _withdrawal_plan(reading: Reading, acts: ActPhrases) -> Plan | None:
             "the customer withdrew a request an agent had decided: it stands, nothing proposed",
             withdraw=(approved[-1].id,),
         )
-    if not _only_withdrawal(reading, acts):
+    if not only:
         return None
     return Plan(
         reading.intent.name,
@@ -131,9 +137,36 @@ def _withdrawal_plan(reading: Reading, acts: ActPhrases) -> Plan | None:
     )
 
 
+def with_the_rest(withdrawal: Plan, rest: Plan) -> Plan:
+    """A withdrawal with the plan for the rest of its turn ("不退了，我要换货": the exchange
+    answered from the knowledge base) — when the rest only looks things up. A rest that would
+    propose a write, or start or show a workflow ("算了，不投诉了，我要退货…"), is not followed: the
+    withdrawal alone is answered, and the customer can ask again."""
+    if rest.writes or rest.workflow is not None or not rest.lookups:
+        return replace(withdrawal, answers_rest=False)
+    return replace(
+        rest,
+        rule=f"{withdrawal.rule}; then {rest.rule}",
+        withdraw=withdrawal.withdraw,
+        withdraw_workflow=withdrawal.withdraw_workflow,
+        answers_rest=True,
+    )
+
+
 def _waits_for_customer(waiting_for: str | None) -> bool:
     """A workflow waits for the customer (a slot), not for an agent (``approval:<step>``)."""
     return waiting_for is not None and waiting_for != "" and ":" not in waiting_for
+
+
+def _named_with_it(reading: Reading, acts: ActPhrases, only: bool) -> set[str]:
+    """The values that say which request is taken back: those in a clause with the withdrawal
+    ("订单…不退了"), or any the turn names when it says nothing else ("订单…，不退了"). A value
+    named for something else ("算了不退了，另外订单…到哪了") picks nothing."""
+    values = {str(v) for v in reading.found.values()}
+    if only or not values:
+        return values
+    clauses = [c for c in _CLAUSES.split(reading.text.lower()) if acts.takes_back(c) is not None]
+    return {v for v in values if any(v.lower() in c for c in clauses)}
 
 
 def _only_withdrawal(reading: Reading, acts: ActPhrases) -> bool:

@@ -300,8 +300,10 @@ def _continue_waiting(reading: Reading, pack: Pack, slot: str) -> Plan | None:
         reading.intent.name,
     )
     if slot.startswith(APPROVAL_PREFIX):
-        # Waiting for the agent: asking for the same thing again shows it, it does not restart.
-        if reading.intent.workflow == waiting.name:
+        # Waiting for the agent: asking for the same thing again shows it, it does not restart;
+        # asking for what no tool does ("能换大一码吗", "还是换货吧") is answered as usual.
+        beyond = reading.intent.kb_requests and _beyond_the_tools(reading) is not None
+        if reading.intent.workflow == waiting.name and not beyond:
             return Plan(
                 owner, "the workflow waits for the agent's approval", workflow=_show(waiting)
             )

@@ -19,7 +19,7 @@ from typing import Any
 
 from hermes_desk.actions import ActionService, Proposal
 from hermes_desk.assist.act import TurnActor
-from hermes_desk.assist.converse import PREFERENCE_PREFIX, conversation_plan
+from hermes_desk.assist.converse import PREFERENCE_PREFIX, conversation_plan, with_the_rest
 from hermes_desk.assist.decide import decide
 from hermes_desk.assist.read import TurnReaderStage
 from hermes_desk.assist.records import (
@@ -149,7 +149,11 @@ class Assistant:
         intent = reading.intent.name
         plan = conversation_plan(
             reading, self.pack.acts, lambda part: self.memory.extract(part, intent=intent)
-        ) or decide(reading, self.pack, specs, user=user)
+        )
+        if plan is None:
+            plan = decide(reading, self.pack, specs, user=user)
+        elif plan.answers_rest:
+            plan = with_the_rest(plan, decide(reading, self.pack, specs, user=user))
         sentiment = self.sentiment.predict(text).to_dict() if self.sentiment else None
         meta: dict[str, Any] = {
             "intent": intent,

@@ -12,6 +12,7 @@ against the pack's compliance rules.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Mapping
 from datetime import date
 from typing import Any, Protocol
@@ -90,6 +91,9 @@ class TurnSuggester:
         situation = situation_for(facts)
         if self.pack is not None:
             text = _framed(text, self.pack, reading, situation, facts)
+            before = _withdrawn_with_the_rest(plan, acting)
+            if before is not None:  # "不退了，我要换货": the withdrawal, then the answer
+                text = _said_before(text, self.pack, before, facts)
         checked = self.compliance.check(text)
         return Suggestion(
             text=checked.text,
@@ -139,6 +143,33 @@ def _framed(text: str, pack: Pack, reading: Reading, situation: str, facts: Resp
     return text
 
 
+def _withdrawn_with_the_rest(plan: Plan, acting: Acting) -> str | None:
+    """``proposal_withdrawn`` / ``workflow_withdrawn`` when the turn withdrew something and has
+    the rest of what it said answered (``Plan.answers_rest``): the reply is about the rest, and
+    the withdrawal is said before it. None otherwise."""
+    if not plan.answers_rest:
+        return None
+    if any(p.status == "withdrawn" for p in acting.withdrawals):
+        return "proposal_withdrawn"
+    return "workflow_withdrawn" if acting.workflow_withdrawn else None
+
+
+def _said_before(text: str, pack: Pack, situation: str, facts: ResponderInput) -> str:
+    """The pack's ``conversation.<situation>_before`` (else its ``<situation>`` reply) before
+    ``text``; ``{proposal}`` is what was withdrawn."""
+    conversation = pack.conversation
+    template = _template(conversation.get(f"{situation}_before"), facts.language) or _template(
+        conversation.get(situation), facts.language
+    )
+    if not template:
+        return text
+    try:
+        said = template.format_map(defaultdict(str, proposal=facts.slots.get("proposal", "")))
+    except (AttributeError, IndexError, KeyError, ValueError):
+        said = template
+    return f"{said}{'' if facts.language == 'zh' else ' '}{text}"
+
+
 def _template(template: Any, language: str) -> str | None:
     if isinstance(template, str):
         return template
@@ -184,6 +215,9 @@ def facts_of(
             shown[f"{slot}_tail"] = number[-length:]
     outputs: dict[str, Any] = {}
     view = acting.workflow
+    rest = _withdrawn_with_the_rest(plan, acting) is not None
+    if rest and view is not None and view.withdrawn:
+        view = None  # the workflow the withdrawal ended: not what the reply is about
     if view is not None:  # a workflow's step results read like tool results in templates
         outputs.update({s.tool: s.output for s in view.steps if s.tool and s.output})
         # A step that answered with a tail (``phone_tail``: where the code went) says what
@@ -214,13 +248,15 @@ def facts_of(
         shown["proposal"] = ("；" if reading.language == "zh" else "; ").join(
             explained(p) for p in withdrawn[1]
         )
+    if rest:  # the reply answers the rest of the turn; the withdrawal is said before it
+        withdrawn = None
     waiting_for = view.waiting_for if view is not None else None
     rejected = _tries_left(plan, view, workflows or {})
     if rejected is not None:
         shown["tries_left"] = rejected
     situation = (
         (withdrawn[0] if withdrawn is not None else None)
-        or ("workflow_withdrawn" if acting.workflow_withdrawn else None)
+        or ("workflow_withdrawn" if acting.workflow_withdrawn and not rest else None)
         or plan.situation
         or ("input_rejected" if rejected is not None else None)
         or _situation(acting, pending, waiting_for)

@@ -66,6 +66,9 @@ class ActPhrases:
     #: Phrases that say what they take back ("不退了", "drop the complaint"), each group with
     #: the tools (whose proposals) and workflows (waiting for the customer) it names.
     withdrawals_of: tuple[tuple[frozenset[str], tuple[str, ...]], ...] = ()
+    #: Those of them that switch to another request ("还是换货吧"): the rest of the turn is
+    #: still to be answered, so they are not taken out by :meth:`without_withdrawals`.
+    switches: tuple[str, ...] = ()
     apologies: tuple[str, ...] = ()
     follow_ups: tuple[str, ...] = ()
     #: :attr:`phrases` by their first character, longest first as there: a clause position
@@ -101,6 +104,7 @@ class ActPhrases:
             negative=tuple(_texts(data.get("negative") or {}, file, "negative")),
             withdrawals=tuple(_texts(data.get("withdrawals") or {}, file, "withdrawals")),
             withdrawals_of=_withdrawals_of(data.get("withdrawals_of") or [], file),
+            switches=_switches(data.get("withdrawals_of") or [], file),
             apologies=tuple(_texts(data.get("apologies") or {}, file, "apologies")),
             follow_ups=tuple(_texts(data.get("follow_ups") or {}, file, "follow_ups")),
         )
@@ -132,21 +136,29 @@ class ActPhrases:
         """Whether the turn shows negative emotion (acknowledged before the facts)."""
         return _contains_any(text.lower(), self.negative)
 
-    def takes_back(self, text: str) -> frozenset[str] | None:
+    def takes_back(self, text: str, *, switches: bool = True) -> frozenset[str] | None:
         """What the turn takes back: the tools and workflows its phrases name ("算了不退了": the
         return's), an empty set when it names none ("撤回申请": whatever waits), or None when
-        the turn takes nothing back."""
+        the turn takes nothing back. ``switches=False`` leaves out the phrases that switch to
+        another request (a question, "can I exchange instead?", decides nothing)."""
         lowered = text.lower()
-        named = [names for names, phrases in self.withdrawals_of if _contains_any(lowered, phrases)]
+        kept = () if switches else self.switches
+        named = [
+            names
+            for names, phrases in self.withdrawals_of
+            if _contains_any(lowered, tuple(p for p in phrases if p not in kept))
+        ]
         if named:
             return frozenset().union(*named)
         return frozenset() if _contains_any(lowered, self.withdrawals) else None
 
     def without_withdrawals(self, text: str) -> str:
-        """``text`` (lower-cased) with every withdrawal phrase taken out."""
+        """``text`` (lower-cased) with every withdrawal phrase taken out, but those that switch
+        to another request."""
         out = text.lower()
+        kept = set(self.switches)
         for phrases in (self.withdrawals, *(p for _names, p in self.withdrawals_of)):
-            latin, others = _phrase_matcher(phrases)
+            latin, others = _phrase_matcher(tuple(p for p in phrases if p not in kept))
             for phrase in others:
                 out = out.replace(phrase, " ")
             if latin is not None:
@@ -227,8 +239,22 @@ def _withdrawals_of(groups: Any, file: str) -> tuple[tuple[frozenset[str], tuple
                 "expected a list of tool or workflow names", file=file, item=where,
                 field="takes_back",
             )  # fmt: skip
-        phrases = {k: v for k, v in group.items() if k != "takes_back"}
+        phrases = {k: v for k, v in group.items() if k not in ("takes_back", "switch")}
         out.append((frozenset(names), tuple(_texts(phrases, file, where))))
+    return tuple(out)
+
+
+def _switches(groups: list[Any], file: str) -> tuple[str, ...]:
+    """The phrases of the ``withdrawals_of`` groups marked ``switch: true``."""
+    out: list[str] = []
+    for i, group in enumerate(groups):
+        switch = group.get("switch", False)
+        if not isinstance(switch, bool):
+            raise PackError("expected true or false", file=file, item=f"withdrawals_of[{i}]",
+                            field="switch")  # fmt: skip
+        if switch:
+            phrases = {k: v for k, v in group.items() if k not in ("takes_back", "switch")}
+            out += _texts(phrases, file, f"withdrawals_of[{i}]")
     return tuple(out)
 
 
