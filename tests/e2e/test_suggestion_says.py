@@ -642,6 +642,33 @@ def test_a_parcel_asked_elsewhere_or_sooner_is_told_how_not_its_status_again(
         service.close(sid, "u1001")
 
 
+def test_a_forgotten_order_number_is_told_where_to_find_it_not_asked_for_again(
+    service: Service,
+) -> None:
+    """ "我的订单到哪了", then "我不记得订单号了", asked for the 12-digit number again (twice the same
+    sentence); the reply now says where the number is."""
+    for first, forgot, said in (
+        ("我的订单到哪了", "我不记得订单号了", "在“我的订单”里打开订单就能看到"),
+        ("where is my parcel?", "I don't remember my order number", "each order's page in"),
+    ):
+        sid = service.open_session("u1004")["session_id"]
+        asked = service.turn(sid, "u1004", first)
+        assert asked["missing_slots"] == ["order_id"], asked["suggestion"]
+        out = service.turn(sid, "u1004", forgot)
+        assert out["missing_slots"] == [] and said in out["suggestion"]["text"], out["suggestion"]
+        assert out["suggestion"]["text"] != asked["suggestion"]["text"]
+        service.close(sid, "u1004")
+
+
+def test_no_thanks_closes_the_conversation(service: Service) -> None:
+    """ "不用了，谢谢" after an answer read out of scope ("我暂时无法帮您处理")."""
+    sid = service.open_session("u1001")["session_id"]
+    service.turn(sid, "u1001", "订单202405201234到哪了")
+    out = service.turn(sid, "u1001", "不用了，谢谢")
+    assert out["dialogue_act"] == "closing" and out["suggestion"]["situation"] == "act_closing"
+    assert "无法" not in out["suggestion"]["text"]
+
+
 def test_a_parcel_said_lost_puts_no_return_forward(service: Service) -> None:
     """ "my keyboard order … says lost" read as a return at 0.45 put a return forward "(reason:
     customer requested a return)" that nobody asked for; an unsure reading now only answers."""

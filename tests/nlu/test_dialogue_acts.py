@@ -19,6 +19,8 @@ ACTS = load_pack("ecommerce").acts
         ("bye!", "closing"),
         ("知道了，拜拜", "closing"),
         ("ok never mind, bye", "closing"),
+        ("不用了，谢谢", "closing"),
+        ("算了不用了", "closing"),
         ("明白了", "confirmation"),
         ("谢谢你们的帮助", "thanks"),
         ("thank you so much for your help", "thanks"),
