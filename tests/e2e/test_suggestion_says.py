@@ -645,8 +645,8 @@ def test_a_parcel_asked_elsewhere_or_sooner_is_told_how_not_its_status_again(
 def test_a_forgotten_order_number_is_told_where_to_find_it_not_asked_for_again(
     service: Service,
 ) -> None:
-    """ "我的订单到哪了", then "我不记得订单号了", asked for the 12-digit number again (twice the same
-    sentence); the reply now says where the number is."""
+    """ "我的订单到哪了", then "我不记得订单号了", asked for the 12-digit number again (the same
+    sentence twice); the reply now says where the number is."""
     for first, forgot, said in (
         ("我的订单到哪了", "我不记得订单号了", "在“我的订单”里打开订单就能看到"),
         ("where is my parcel?", "I don't remember my order number", "each order's page in"),
