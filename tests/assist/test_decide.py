@@ -89,6 +89,23 @@ def test_a_complaint_proposes_a_ticket_and_reads_nothing(
     assert plan.lookups == ()
 
 
+def test_a_complaint_about_an_order_looks_the_order_up_before_the_ticket(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """The intent's ``record_check``: the ticket is put forward only once the order it names is
+    found for the customer (the act stage drops it otherwise)."""
+    order = {"order_id": "202405201234"}
+    plan = decide(
+        reading(pack, "complaint", "我要投诉 订单202405201234 坏了", slots=order), pack, tools,
+        user="u7",
+    )  # fmt: skip
+    assert [(lookup.tool, lookup.arguments) for lookup in plan.lookups] == [
+        ("get_order", {"order_id": "202405201234"})
+    ]
+    [write] = plan.writes
+    assert write.tool == "create_ticket" and write.requires == "get_order"
+
+
 def _ticket(status: str, result: Any = None) -> Proposal:
     return Proposal(
         id="act_1", tenant="default", user="u7", session_id="s", tool="create_ticket",

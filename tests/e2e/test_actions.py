@@ -213,6 +213,25 @@ def test_a_withdrawal_beside_a_question_about_another_order_answers_both(
     assert "已签收" not in text, "the withdrawn return's order says nothing about order B"
 
 
+def test_a_complaint_about_another_customers_order_puts_no_ticket_forward(
+    service: Service,
+) -> None:
+    """ "我要投诉…订单X" with another customer's order X put a ticket forward ("我已把您的反馈提交登
+    记…") that failed once approved. The order is looked up for the customer first: not theirs,
+    nothing is put forward and the reply asks to check the number; their own goes on."""
+    before = last_seq(service)
+    sid = service.open_session("u1002")["session_id"]
+    out = service.turn(sid, "u1002", "我要投诉，快递员把我的包裹弄坏了 订单202405201234")
+    assert out["proposals"] == [] and out["suggestion"]["situation"] == "not_found"
+    assert "没有查到订单 202405201234" in out["suggestion"]["text"], out["suggestion"]
+    assert [(c["tool"], c["status"]) for c in out["tool_calls"]] == [("get_order", "not_found")]
+    assert proposals(service, sid, "u1002") == []
+    own = service.open_session("u1001")["session_id"]
+    mine = service.turn(own, "u1001", "我要投诉，快递员把我的包裹弄坏了 订单202405201234")
+    assert [p["tool"] for p in mine["proposals"]] == ["create_ticket"], mine["suggestion"]
+    assert executed_writes(service, before) == []
+
+
 def test_a_password_reset_the_customer_takes_back_ends_before_anything_is_written(
     service: Service,
 ) -> None:

@@ -52,6 +52,9 @@ class TurnActor:
         why = {"intent": reading.intent.name, "slots": dict(reading.slots), "rule": plan.rule}
         proposals: list[Proposal] = []
         for write in plan.writes:
+            checked = results.get(write.requires) if write.requires else None
+            if checked is not None and checked.status is ToolStatus.NOT_FOUND:
+                continue  # not the customer's record (or none such): nothing is put forward
             proposals.append(
                 await self.actions.propose(
                     tenant=session.tenant,

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from hermes_desk.assist.records import Lookup, Plan, ProposedWrite, Reading, WorkflowMove
@@ -145,8 +146,24 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
             lookups.append(Lookup(name, arguments, _instead(intent, name, tools, reading, context)))
         else:
             writes.append(_write(name, arguments, reading, tools))
+    check = _record_check(intent, tools, reading, context) if writes else None
+    if check is not None:  # the record the write names is the customer's, or nothing is put
+        lookups.insert(0, check)
+        writes = [replace(write, requires=check.tool) for write in writes]
     rule = "look up what the intent calls" if lookups else "propose the intent's write"
+    if check is not None:
+        rule = "propose the intent's write once its record is found for the customer"
     return Plan(intent.name, rule, lookups=tuple(lookups), writes=tuple(writes))
+
+
+def _record_check(
+    intent: IntentSpec, tools: Mapping[str, ToolSpec], reading: Reading, context: Mapping[str, Any]
+) -> Lookup | None:
+    """The look-up of the record the intent's write names (``record_check``), when the turn's
+    slots name one ("我要投诉 订单…"); None when the intent checks none or none is named."""
+    if intent.record_check is None:
+        return None
+    return _read_lookup(tools, intent.record_check, reading.slots, context, complete=True)
 
 
 def _beyond_the_tools(reading: Reading) -> str | None:

@@ -85,6 +85,9 @@ class ProposedWrite:
     arguments: dict[str, Any]
     rule: str
     topic: str | None = None
+    #: The look-up that must find the record the write names (the intent's ``record_check``):
+    #: not found for this customer, the write is not proposed.
+    requires: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -117,6 +117,13 @@ class IntentSpec(_Strict):
         "order finds the sentence on shipped orders; 'has my refund come?' is asked for a "
         "refunded order)",
     )
+    record_check: str | None = Field(
+        None,
+        description="a read tool of the intent: a write the intent proposes for a record the "
+        "turn names (a complaint about an order) is put forward only once this tool finds the "
+        "record for the session's customer — not theirs, or no such record: nothing is proposed "
+        "and the reply asks to check it",
+    )
     slots: dict[str, dict[str, Any]] = Field(default_factory=dict)
     required_slots: tuple[str, ...] = ()
     workflow: str | None = None
@@ -144,8 +151,9 @@ class IntentSpec(_Strict):
             blank = [lang for lang, phrases in lists.items() if not all(p.strip() for p in phrases)]
             if blank:
                 raise ValueError(f"{name}.{blank[0]} holds an empty phrase")
-        if self.kb_record is not None and self.kb_record not in self.tools:
-            raise ValueError(f"kb_record {self.kb_record!r} is not listed under tools")
+        for key, tool in (("kb_record", self.kb_record), ("record_check", self.record_check)):
+            if tool is not None and tool not in self.tools:
+                raise ValueError(f"{key} {tool!r} is not listed under tools")
         if self.out_of_scope and (self.tools or self.workflow):
             raise ValueError("an out-of-scope intent may not list tools or a workflow")
         return self
