@@ -595,3 +595,42 @@ def test_an_exchange_asked_for_is_answered_from_the_kb_and_puts_no_refund_forwar
     for text in ("不要换货，直接退款", "我要退换货", "我要退货"):
         plan = decide(reading(pack, "return_exchange", text, slots=order), pack, tools, user="u1")
         assert plan.workflow is not None and plan.workflow.kind == "start", text
+
+
+@pytest.mark.parametrize(
+    "before, said, language",
+    [("can I return order 202405181001?", "great, do it", "en"),
+     ("订单202405181001能退吗", "那就办吧", "zh")],
+)  # fmt: skip
+def test_a_go_ahead_after_asking_whether_it_may_be_done_is_that_request(
+    pack: Pack, tools: dict[str, ToolSpec], before: str, said: str, language: str
+) -> None:
+    """ "can I return order …?" is answered with the policy; "great, do it" read out of scope
+    ("Sorry, I cannot help with that one"). It asks for the return: the workflow starts (its
+    write waits for the agent), with the order the conversation named."""
+    act = pack.acts.read(said)
+    turn = reading(
+        pack, "oos", said, language=language, dialogue_act=act, previous_intent="return_exchange",
+        previous_text=before, previous_slots={"order_id": "202405181001"},
+    )  # fmt: skip
+    plan = decide(turn, pack, tools, user="u1")
+    assert plan.workflow is not None and plan.workflow.kind == "start"
+    assert plan.workflow.inputs["order_id"] == "202405181001"
+
+
+@pytest.mark.parametrize(
+    "before, said",
+    [("can I return order 202405181001?", "ok"),  # an acknowledgement, no go-ahead
+     ("订单202405181001能退吗", "好的"),
+     ("how long does a refund take?", "ok do it"),  # no question whether it may be done
+     ("运费怎么算", "那就办吧")],
+)  # fmt: skip
+def test_an_acknowledgement_or_a_go_ahead_after_another_question_starts_nothing(
+    pack: Pack, tools: dict[str, ToolSpec], before: str, said: str
+) -> None:
+    turn = reading(
+        pack, "oos", said, dialogue_act=pack.acts.read(said), previous_intent="return_exchange",
+        previous_text=before, previous_slots={"order_id": "202405181001"},
+    )  # fmt: skip
+    plan = decide(turn, pack, tools, user="u1")
+    assert plan.workflow is None and plan.writes == ()

@@ -660,6 +660,25 @@ def test_a_forgotten_order_number_is_told_where_to_find_it_not_asked_for_again(
         service.close(sid, "u1004")
 
 
+def test_a_go_ahead_after_asking_whether_a_return_may_be_made_puts_it_forward(
+    service: Service,
+) -> None:
+    """ "can I return order …?" got the policy, then "great, do it" got "Sorry, I cannot help with
+    that one". The go-ahead asks for the return: it is put forward for the agent. A bare "好的"
+    only acknowledges the answer: nothing is."""
+    sid = service.open_session("u1001")["session_id"]
+    service.turn(sid, "u1001", "can I return order 202405181001?")
+    out = service.turn(sid, "u1001", "great, do it")
+    assert [p["tool"] for p in out["proposals"]] == ["create_return"], out["suggestion"]
+    assert out["suggestion"]["situation"] == "proposed"
+    assert "202405181001" in out["suggestion"]["text"]
+    service.close(sid, "u1001")
+    sid = service.open_session("u1001")["session_id"]
+    service.turn(sid, "u1001", "订单202405181001能退吗")
+    ok = service.turn(sid, "u1001", "好的")
+    assert ok["proposals"] == [] and ok["suggestion"]["situation"] == "act_confirmation"
+
+
 def test_no_thanks_closes_the_conversation(service: Service) -> None:
     """ "不用了，谢谢" after an answer read out of scope ("我暂时无法帮您处理")."""
     sid = service.open_session("u1001")["session_id"]

@@ -17,9 +17,12 @@ from dataclasses import replace
 
 from hermes_desk.assist.records import Plan, Reading
 from hermes_desk.memory.fact import CandidateFact
+from hermes_desk.nlu import asks_if_allowed
 from hermes_desk.nlu.dialogue_acts import ActPhrases
 
-__all__ = ["PREFERENCE_PREFIX", "conversation_plan", "is_preference", "with_the_rest"]
+__all__ = [
+    "PREFERENCE_PREFIX", "conversation_plan", "goes_ahead", "is_preference", "with_the_rest",
+]  # fmt: skip
 
 #: Key-fact keys that hold a contact preference (the pack's ``keyfacts.yaml``).
 PREFERENCE_PREFIX = "contact_preference_"
@@ -61,6 +64,8 @@ def conversation_plan(reading: Reading, acts: ActPhrases, extract: Extract) -> P
     if act.only and act.act is not None:
         if waits_for_customer and act.act in ("confirmation", "correction"):
             return None  # the waiting workflow asks again for what it needs
+        if goes_ahead(reading, acts):
+            return None  # "great, do it" after "can I return it?": the request (decide)
         if act.act == "confirmation" and any(p.pending for p in reading.proposals):
             return Plan(
                 reading.intent.name,
@@ -79,6 +84,23 @@ def conversation_plan(reading: Reading, acts: ActPhrases, extract: Extract) -> P
             situation="preference_noted",
         )
     return None
+
+
+def goes_ahead(reading: Reading, acts: ActPhrases) -> bool:
+    """The turn is only a confirmation that tells the agent to go ahead ("great, do it", "那就办
+    吧"), right after the customer asked whether something may be done ("can I return order
+    …?"), with nothing waiting: it asks for that. Whether that intent acts is decide's to say."""
+    act = reading.dialogue_act
+    before = reading.previous_text
+    return (
+        act.only
+        and act.act == "confirmation"
+        and acts.goes_ahead(reading.text)
+        and before is not None
+        and asks_if_allowed(before)
+        and reading.waiting is None
+        and not any(p.pending for p in reading.proposals)
+    )
 
 
 def _withdrawal_plan(reading: Reading, acts: ActPhrases) -> Plan | None:

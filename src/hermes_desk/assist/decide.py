@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from hermes_desk.assist.converse import goes_ahead
 from hermes_desk.assist.records import Lookup, Plan, ProposedWrite, Reading, WorkflowMove
 from hermes_desk.nlu import asks_for, asks_if_allowed, is_slot_only, reports, request_act
 from hermes_desk.nlu.language import detect_language
@@ -70,6 +71,7 @@ _CHANGE = re.compile(
 
 def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user: str) -> Plan:
     """The plan for one customer turn."""
+    reading = _asked_for(reading, pack, tools)
     intent = reading.intent
     waiting = reading.waiting
     if waiting is not None and waiting.waiting_for:
@@ -78,9 +80,7 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
             return plan
     if intent.out_of_scope:
         return Plan(intent.name, "out of scope: no tool runs")
-    acts = bool(intent.workflow) or any(
-        tools[name].effect == "write" for name in intent.calls if name in tools
-    )
+    acts = _acts(intent, tools)
     # A question about an intent that acts — or a reading too unsure to put a write forward
     # ("my keyboard order … says lost": a return at 0.45) — is answered, not acted on; so is
     # the record a question asked for ("我的退货怎么样了", then "订单号…"): no return put forward.
@@ -164,6 +164,29 @@ def _record_check(
     if intent.record_check is None:
         return None
     return _read_lookup(tools, intent.record_check, reading.slots, context, complete=True)
+
+
+def _asked_for(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec]) -> Reading:
+    """A go-ahead ("great, do it") after asking whether something may be done ("can I return
+    order …?", answered from the knowledge base) read as that request: its intent, its words,
+    the conversation's slots. Any other turn as it is."""
+    if not goes_ahead(reading, pack.acts) or reading.previous_intent not in pack.intents:
+        return reading
+    intent = pack.intents[reading.previous_intent]
+    if not _acts(intent, tools) or reading.previous_text is None:
+        return reading
+    slots = {**reading.previous_slots, **reading.slots}  # the turn itself names nothing
+    return replace(
+        reading, intent=intent, text=reading.previous_text, act="request", carried=True,
+        unsure=False, slots=slots,
+    )  # fmt: skip
+
+
+def _acts(intent: IntentSpec, tools: Mapping[str, ToolSpec]) -> bool:
+    """The intent does something: it starts a workflow or calls a write."""
+    return bool(intent.workflow) or any(
+        tools[name].effect == "write" for name in intent.calls if name in tools
+    )
 
 
 def _beyond_the_tools(reading: Reading) -> str | None:

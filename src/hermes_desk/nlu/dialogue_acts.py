@@ -71,6 +71,8 @@ class ActPhrases:
     switches: tuple[str, ...] = ()
     apologies: tuple[str, ...] = ()
     follow_ups: tuple[str, ...] = ()
+    #: Confirmations that tell the agent to go ahead ("do it", "办吧"), not only acknowledge.
+    go_aheads: tuple[str, ...] = ()
     #: :attr:`phrases` by their first character, longest first as there: a clause position
     #: is only tried against the phrases that can start there
     _by_first: dict[str, tuple[tuple[str, DialogueActName | None], ...]] = field(
@@ -107,6 +109,7 @@ class ActPhrases:
             switches=_switches(data.get("withdrawals_of") or [], file),
             apologies=tuple(_texts(data.get("apologies") or {}, file, "apologies")),
             follow_ups=tuple(_texts(data.get("follow_ups") or {}, file, "follow_ups")),
+            go_aheads=tuple(_texts(data.get("go_ahead") or {}, file, "go_ahead")),
         )
 
     def read(self, text: str) -> ActReading:
@@ -164,6 +167,10 @@ class ActPhrases:
             if latin is not None:
                 out = latin.sub(" ", out)
         return out
+
+    def goes_ahead(self, text: str) -> bool:
+        """Whether the turn tells the agent to go ahead ("great, do it", "那就办吧")."""
+        return _contains_any(text.lower(), self.go_aheads)
 
     def opens_with_apology(self, reply: str) -> bool:
         """Whether the reply's first sentence already apologises."""
