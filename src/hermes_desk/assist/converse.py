@@ -1,11 +1,14 @@
 """The conversation's own moves, settled before the business decision (stage *decide*).
 
-A turn that takes back a request still waiting for the agent ("算了不退了", "never mind, I'll keep
-it") withdraws it: the agent can no longer approve what the customer no longer wants. A turn that
-is only a dialogue act ("谢谢，没别的问题了", "yes please", "不是这个，是另一个") is
-answered as that act: no look-up, nothing proposed, and never "I cannot help with that". A turn
-that only states how the customer wants to be contacted ("以后不要给我打电话，发短信就行") is noted
-and answered as such: it opens no ticket and promises no call. Anything else goes to
+A turn that takes back a request still waiting ("算了不退了", "never mind, I'll keep it", "不用重置
+了") withdraws what it names: the agent can no longer approve what the customer no longer wants,
+and a workflow waiting for the customer ends; with nothing waiting, the reply says nothing was put
+in. What else the turn says is answered after it (:func:`with_the_rest`). A turn that is only a
+dialogue act ("谢谢，没别的问题了", "yes please", "不是这个，是另一个") is answered as that act: no
+look-up, nothing proposed, and never "I cannot help with that" — but a go-ahead right after asking
+whether something may be done ("great, do it", :func:`goes_ahead`) is that request, for decide. A
+turn that only states how the customer wants to be contacted ("以后不要给我打电话，发短信就行") is
+noted and answered as such: it opens no ticket and promises no call. Anything else goes to
 :func:`hermes_desk.assist.decide.decide`. Pure: same reading, same plan.
 """
 

@@ -25,7 +25,13 @@ Rules (SPEC §8):
   then the knowledge base; no write;
 - a question whose intent only comes from the conversation and that lacks the slot the intent
   needs ("那一般几天能到？" after "我的快递到哪了") is answered from the knowledge base instead of
-  asking for an order number.
+  asking for an order number;
+- a write for a record the turn names waits for the record to be found for the customer when
+  the intent has a ``record_check`` (a complaint about another customer's order: no ticket);
+- while a write waits for the agent, asking for what no tool does ("能换大一码吗" during a
+  return) is answered, not the waiting write shown again;
+- a go-ahead right after asking whether something may be done ("can I return order …?", then
+  "great, do it") is that request.
 """
 
 from __future__ import annotations
