@@ -442,6 +442,24 @@ def test_another_order_named_after_a_return_is_looked_up_not_the_return_repeated
     assert "202405100789" in text and "202405231122" not in text, text
 
 
+def test_where_another_order_is_asked_after_a_return_is_answered_not_the_return_shown(
+    service: Service,
+) -> None:
+    """ "where is order B?" after "I want to return order A" re-showed the waiting return ("I have
+    put in the request for order A"), with no look-up of B."""
+    for request, asked in (
+        ("I want to return order 202405181001", "thanks. where is order 202405201234?"),
+        ("我要退货 订单202405181001", "where is order 202405201234?"),
+    ):
+        sid = service.open_session("u1001")["session_id"]
+        service.turn(sid, "u1001", request)
+        out = service.turn(sid, "u1001", asked)
+        assert [c["tool"] for c in out["tool_calls"]] == ["get_shipment"], out["suggestion"]
+        text = out["suggestion"]["text"]
+        assert "202405201234" in text and "202405181001" not in text, text
+        service.close(sid, "u1001")
+
+
 def test_a_payment_problem_is_answered_not_the_ways_to_pay_listed(service: Service) -> None:
     sid = service.open_session("u1002")["session_id"]
     twice = service.turn(sid, "u1002", "I was charged twice for order 202405150456")

@@ -196,6 +196,35 @@ def test_another_record_named_is_a_new_request() -> None:
         assert (r.intent, r.unsure) == (expected, unsure), alone
 
 
+def test_a_sure_question_about_another_record_is_read_by_itself() -> None:
+    """ "where is order B?" after a return of order A read as the return (0.66 in context) and
+    the waiting return was shown again. A question naming a record besides the one the
+    conversation named, that the turn alone surely reads as another intent, is that intent —
+    not a question whether it may be done ("能退吗 订单B"), nor the first record named."""
+
+    def after_a_return(text: str, alone: str = "logistics", sure: float = 0.9) -> str:
+        state = DialogueState(threshold=0.5, intent="return_exchange")
+        state.last_text = "I want to return order 202405181001"
+        state.slots["order_id"] = "202405181001"
+        return state.resolve(
+            text, pred(alone, sure), in_context=pred("return_exchange", 0.66)
+        ).intent
+
+    assert after_a_return("where is order 202405201234?") == "logistics"
+    assert after_a_return("thanks. where is order 202405201234?") == "logistics"
+    assert after_a_return("where is order 202405181001?") == "return_exchange"  # the same one
+    assert after_a_return("where is order 202405201234?", sure=0.45) == "return_exchange"
+    assert after_a_return("能退吗 订单202405201234", alone="kb_question") == "return_exchange"
+    first = DialogueState(threshold=0.5, intent="kb_question")
+    first.last_text = "我想修改收货地址"
+    r = first.resolve(
+        "订单202405241357还没发货，能改吗",
+        pred("order_status", 0.9),
+        in_context=pred("kb_question", 0.7),
+    )
+    assert r.intent == "kb_question", "the first record the conversation names is no other one"
+
+
 def test_a_sure_request_for_another_intent_is_taken_whatever_its_follow_up_marker() -> None:
     state = DialogueState(threshold=0.5)
     state.resolve(

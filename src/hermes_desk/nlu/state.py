@@ -23,7 +23,9 @@ answer. A turn that names a record the conversation has not named (a number of s
 more) and says it is another one ("另外我另一个订单…到哪了", "btw where's the parcel for
 order …") is a new request, read by the turn alone when that is in scope and at least 0.4 sure
 (``another_record``; "另外订单…的退货到哪一步了" reads a return at 0.49): the context model leans on
-the conversation's intent. So is a request that names no
+the conversation's intent. So is a question (not one whether something may be done) that names
+a record besides the one the conversation named and that the turn alone reads as another intent
+above the threshold ("where is order B?" after a return of order A). So is a request that names no
 record and that the turn alone reads as another intent at least 0.95 surely (``sure_request``):
 "那我不要了，退款吧" after a late parcel asks for a refund, whatever its "那". And an unsure
 first turn that names such a record is not out of scope when the turn alone and the context
@@ -51,7 +53,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_desk.nlu.acts import request_act
+from hermes_desk.nlu.acts import asks_if_allowed, request_act
 from hermes_desk.nlu.classifier import OOS, IntentPrediction
 from hermes_desk.nlu.references import find_reference, resolve_reference
 
@@ -231,6 +233,17 @@ class DialogueState:
             unsure = p.confidence < self.threshold
         elif (
             switched
+            and p.confidence >= self.threshold
+            and request_act(text) == "question"
+            and not asks_if_allowed(text)
+            and self._names_new_record(text, besides_one=True)
+        ):
+            # "where is order B?" after a return of order A: a question about another record,
+            # which the turn alone surely reads (the context model leaned on the return); not
+            # one whether it may be done ("能退吗 订单B": a request in question form)
+            chosen = p.intent
+        elif (
+            switched
             and p.confidence >= self.sure_request
             and request_act(text) == "request"
             and not _record_numbers(text)
@@ -258,9 +271,10 @@ class DialogueState:
             chosen = previous  # unsure: the conversation keeps its intent
         return ResolvedIntent(chosen, confidence, chosen != p.intent, p, in_context, unsure)
 
-    def _names_new_record(self, text: str) -> bool:
+    def _names_new_record(self, text: str, *, besides_one: bool = False) -> bool:
         """Does ``text`` name a number the conversation has not (in its slots or its previous
-        turn)?"""
+        turn)? ``besides_one``: and the conversation has named one already (the first record
+        named is no other one)."""
         named = _record_numbers(text)
         if not named:
             return False
@@ -269,7 +283,7 @@ class DialogueState:
             for item in value if isinstance(value, list) else (value,):
                 if isinstance(item, str):
                     known |= _record_numbers(item)
-        return not named <= known
+        return not named <= known and (bool(known) or not besides_one)
 
     def _decide(self, text: str, p: IntentPrediction) -> ResolvedIntent:
         previous = self.intent
