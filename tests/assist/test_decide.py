@@ -634,3 +634,31 @@ def test_an_acknowledgement_or_a_go_ahead_after_another_question_starts_nothing(
     )  # fmt: skip
     plan = decide(turn, pack, tools, user="u1")
     assert plan.workflow is None and plan.writes == ()
+
+
+def test_while_a_return_waits_when_questions_are_answered_and_approval_ones_show_it(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """ "那退款什么时候到" re-showed the waiting return; "多久能批下来" (read as a knowledge
+    question) quoted an unrelated article. A question of when is answered from the knowledge
+    base (without the order's status: the return, not the delivered order, is the subject); a
+    question whether or when the waiting write is approved shows it, whatever it reads as."""
+    waiting = _waiting("approval:create_return").model_copy(
+        update={"name": "return_refund", "inputs": {"order_id": "202405181001"}}
+    )
+    order = {"order_id": "202405181001"}
+    when = reading(pack, "return_exchange", "那退款什么时候到", act="question", waiting=waiting,
+                   slots=order)  # fmt: skip
+    plan = decide(when, pack, tools, user="u1")
+    assert plan.answer_intent == "kb_question" and plan.workflow is None
+    assert [(lookup.tool, lookup.arguments) for lookup in plan.lookups] == [
+        ("kb_search", {"query": "那退款什么时候到"})
+    ]
+    for intent, text in (("kb_question", "多久能批下来"), ("return_exchange", "退货申请通过了吗"),
+                         ("oos", "has it been approved yet?")):  # fmt: skip
+        asked = reading(pack, intent, text, act="question", waiting=waiting, slots=order)
+        shown = decide(asked, pack, tools, user="u1").workflow
+        assert shown is not None and shown.kind == "show", text
+    other = reading(pack, "kb_question", "订单202405201234的退款审核通过了吗", act="question",
+                    waiting=waiting, slots={"order_id": "202405201234"})  # fmt: skip
+    assert decide(other, pack, tools, user="u1").workflow is None, "another order: not the return"

@@ -198,6 +198,22 @@ def test_a_return_the_customer_turns_into_an_exchange_is_withdrawn_and_the_excha
     assert executed_writes(service, before) == []
 
 
+def test_while_a_return_waits_when_the_refund_comes_is_answered_and_approval_is_shown(
+    service: Service,
+) -> None:
+    """ "那退款什么时候到" right after a return was put forward re-said "我已提交申请…", and "多久能
+    批下来" quoted the privacy paragraph of the service-hours article."""
+    sid = service.open_session("u1001")["session_id"]
+    [ret] = service.turn(sid, "u1001", "我要退货 订单202405181001 尺码小了")["proposals"]
+    when = service.turn(sid, "u1001", "那退款什么时候到")
+    assert "《退款到账时间与退货进度》" in when["suggestion"]["text"], when["suggestion"]
+    approval = service.turn(sid, "u1001", "多久能批下来")
+    assert approval["suggestion"]["situation"] == "proposed", approval["suggestion"]
+    assert "订单 202405181001" in approval["suggestion"]["text"]
+    assert [p["status"] for p in proposals(service, sid, "u1001")] == ["proposed"]
+    assert ret["status"] == "proposed"
+
+
 def test_a_withdrawal_beside_a_question_about_another_order_answers_both(
     service: Service,
 ) -> None:

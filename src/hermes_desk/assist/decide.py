@@ -43,7 +43,14 @@ from typing import Any
 
 from hermes_desk.assist.converse import goes_ahead
 from hermes_desk.assist.records import Lookup, Plan, ProposedWrite, Reading, WorkflowMove
-from hermes_desk.nlu import asks_for, asks_if_allowed, is_slot_only, reports, request_act
+from hermes_desk.nlu import (
+    asks_for,
+    asks_if_allowed,
+    asks_when,
+    is_slot_only,
+    reports,
+    request_act,
+)
 from hermes_desk.nlu.language import detect_language
 from hermes_desk.packs import IntentSpec, Pack
 from hermes_desk.tools import ToolSpec
@@ -75,13 +82,24 @@ _CHANGE = re.compile(
 )
 
 
+#: A question about the waiting write's own approval, when or whether it came ("什么时候能处理
+#: 好", "通过了吗", "has it been approved yet?"): the waiting write is its answer, not an article.
+_ABOUT_APPROVAL = re.compile(
+    r"处理|批|审核|通过|办理|办好|确认|受理|\b(?:approv|process|handl|confirm|review|accept)",
+    re.IGNORECASE,
+)
+_YET = re.compile(
+    r"了吗|了没|了嘛|好没|没有(?=[?？。]|$)|\byet\b|\b(?:has|have|is|was)\s+it\b", re.I
+)
+
+
 def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user: str) -> Plan:
     """The plan for one customer turn."""
     reading = _asked_for(reading, pack, tools)
     intent = reading.intent
     waiting = reading.waiting
     if waiting is not None and waiting.waiting_for:
-        plan = _continue_waiting(reading, pack, waiting.waiting_for)
+        plan = _continue_waiting(reading, pack, tools, waiting.waiting_for)
         if plan is not None:
             return plan
     if intent.out_of_scope:
@@ -338,7 +356,9 @@ def _instead(
     return _read_lookup(tools, intent.if_not_found.get(name, ""), reading.slots, context)
 
 
-def _continue_waiting(reading: Reading, pack: Pack, slot: str) -> Plan | None:
+def _continue_waiting(
+    reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], slot: str
+) -> Plan | None:
     waiting = reading.waiting
     assert waiting is not None
     owner = next(
@@ -346,14 +366,33 @@ def _continue_waiting(reading: Reading, pack: Pack, slot: str) -> Plan | None:
         reading.intent.name,
     )
     if slot.startswith(APPROVAL_PREFIX):
-        # Waiting for the agent: asking for the same thing again shows it, it does not restart;
-        # asking for what no tool does ("能换大一码吗", "还是换货吧") is answered as usual.
-        beyond = reading.intent.kb_requests and _beyond_the_tools(reading) is not None
-        if reading.intent.workflow == waiting.name and not beyond:
+        # Waiting for the agent: asking for the same thing again shows it, it does not restart,
+        # and so does asking when it will be approved, whatever intent the question reads as
+        # ("多久能批下来": not the complaints article). Asking for what no tool does ("能换大一码
+        # 吗", "还是换货吧"), or when or how long otherwise ("那退款什么时候到"), is answered.
+        approval = (
+            reading.act == "question"
+            and _ABOUT_APPROVAL.search(reading.text) is not None
+            and (asks_when(reading.text) or _YET.search(reading.text) is not None)
+        )
+        if approval and _about_the_waiting(reading, owner, waiting):
             return Plan(
-                owner, "the workflow waits for the agent's approval", workflow=_show(waiting)
+                owner, "asked about the write waiting for the agent", workflow=_show(waiting)
             )
-        return None
+        beyond = reading.intent.kb_requests and _beyond_the_tools(reading) is not None
+        when = reading.act == "question" and asks_when(reading.text) and not approval
+        if reading.intent.workflow != waiting.name or beyond:
+            return None
+        if when and _has_kb(pack, tools):
+            # About the request's process, not its record: the order's status ("已签收") would
+            # pull the query to what a delivered order can do.
+            return Plan(
+                KB_INTENT,
+                "a question of when, while the write waits for the agent: answered from the "
+                "knowledge base",
+                lookups=(Lookup(_KB_TOOL, {"query": reading.text}),),
+            )
+        return Plan(owner, "the workflow waits for the agent's approval", workflow=_show(waiting))
     value = reading.found.get(slot)
     if value is None:
         value = value_for_schema(reading.text, _slot_schema(pack, slot))
@@ -368,6 +407,15 @@ def _continue_waiting(reading: Reading, pack: Pack, slot: str) -> Plan | None:
     if reading.intent.out_of_scope:
         return Plan(owner, "the workflow still waits for the customer", workflow=_show(waiting))
     return None  # something else asked meanwhile: answered as usual
+
+
+def _about_the_waiting(reading: Reading, owner: str, waiting: Any) -> bool:
+    """The turn may be about the workflow waiting for the agent: it reads as its intent, a
+    knowledge question or nothing in scope, and names no record the workflow does not hold."""
+    if reading.intent.name not in (owner, KB_INTENT) and not reading.intent.out_of_scope:
+        return False
+    held = {str(value) for value in waiting.inputs.values()}
+    return all(str(value) in held for value in reading.found.values())
 
 
 def _asked_again(reading: Reading, pack: Pack, owner: str) -> Plan:

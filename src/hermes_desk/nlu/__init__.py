@@ -5,7 +5,14 @@ and dialogue state that carries intent and slots between turns.
 Importing this package loads neither sklearn nor jieba; backends import them when used.
 """
 
-from hermes_desk.nlu.acts import DialogueAct, asks_for, asks_if_allowed, reports, request_act
+from hermes_desk.nlu.acts import (
+    DialogueAct,
+    asks_for,
+    asks_if_allowed,
+    asks_when,
+    reports,
+    request_act,
+)
 from hermes_desk.nlu.cache import load_or_train
 from hermes_desk.nlu.context import ContextModel, TurnReader, train_turn_reader
 from hermes_desk.nlu.dates import DateMention, find_dates
@@ -63,6 +70,7 @@ __all__ = [
     "apply_threshold",
     "asks_for",
     "asks_if_allowed",
+    "asks_when",
     "build_classifier",
     "evaluate",
     "evaluate_conversation_modes",

@@ -125,6 +125,22 @@ def asks_if_allowed(text: str) -> bool:
     return _ALLOWED.search(text) is not None
 
 
+# A question about a time or a duration ("退款什么时候到", "how long will the refund take?").
+_WHEN = re.compile(
+    r"什么时候|啥时候|多久|多长时间|几天|几个工作日|哪天|\bhow\s+(?:long|soon)\b|\bwhen\b",
+    re.IGNORECASE,
+)
+
+
+def asks_when(text: str) -> bool:
+    """Does ``text`` ask about a time or a duration?
+
+    >>> [asks_when(t) for t in ("那退款什么时候到", "how long will the refund take?", "通过了吗")]
+    [True, True, False]
+    """
+    return _WHEN.search(text) is not None
+
+
 # Right before a phrase: it is not asked for ("没取消", "没点取消", "已经取消了", "被取消",
 # "I didn't cancel", "never cancel").
 # Not wanted either ("不想换货", "I don't want a replacement", "I refuse the replacement"); and
