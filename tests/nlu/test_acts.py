@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_desk.nlu import asks_for, asks_if_allowed, reports, request_act
+from hermes_desk.nlu import asks_for, asks_if_allowed, asks_when, reports, request_act
 
 QUESTIONS = [
     # policy and process, Chinese
@@ -149,3 +149,14 @@ def test_a_question_whether_it_may_be_done_is_told_from_one_about_a_state(
     """ "能换吗" then an order number is a return asked for; "我的退货怎么样了" then the number
     asks for the return's state (decide: no return put forward)."""
     assert asks_if_allowed(text) is allowed
+
+
+@pytest.mark.parametrize(
+    ("text", "when"),
+    [("那退款什么时候到", True), ("多久能批下来", True), ("退款几个工作日到账", True),
+     ("how long will the refund take?", True), ("when will it be approved?", True),
+     ("退货申请通过了吗", False), ("运费谁出", False), ("has it been approved yet?", False),
+     ("whenever", False)],
+)  # fmt: skip
+def test_a_question_of_when_is_told_apart(text: str, when: bool) -> None:
+    assert asks_when(text) is when
