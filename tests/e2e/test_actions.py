@@ -248,6 +248,31 @@ def test_a_complaint_about_another_customers_order_puts_no_ticket_forward(
     assert executed_writes(service, before) == []
 
 
+def test_a_phone_the_customer_no_longer_has_gets_no_code_but_what_to_do(service: Service) -> None:
+    """ "我的手机号换了，以前是…" started the reset and sent a code to the phone the customer said
+    they no longer have; "这个号码停机了收不到" while the code waited sent another. The reply now
+    says what to do instead (a manual review), and no code is sent."""
+    before = last_seq(service)
+    sid = service.open_session("u1002")["session_id"]
+    service.turn(sid, "u1002", "我想改密码")
+    changed = service.turn(sid, "u1002", "我的手机号换了，以前是13912345678")
+    assert [c["tool"] for c in changed["tool_calls"]] == ["kb_search"], changed["tool_calls"]
+    assert "人工申诉" in changed["suggestion"]["text"], changed["suggestion"]
+    assert changed["workflow"] is None
+    service.close(sid, "u1002")
+    sid = service.open_session("u1002")["session_id"]
+    service.turn(sid, "u1002", "我忘记密码了")
+    waiting = service.turn(sid, "u1002", "13912345678")["workflow"]
+    assert waiting["waiting_for"] == "sms_code"
+    lost = service.turn(sid, "u1002", "哎呀这个号码停机了收不到")
+    assert [c["tool"] for c in lost["tool_calls"]] == ["kb_search"], lost["tool_calls"]
+    assert "人工申诉" in lost["suggestion"]["text"], lost["suggestion"]
+    entries = httpx.get(f"{service.backend_url}/_log", params={"since": before}).json()["entries"]
+    sent = [e for e in entries if e["endpoint"] == "send_sms"]
+    assert len(sent) == 1, "the one code of the reset the customer started, none again"
+    service.close(sid, "u1002")
+
+
 def test_a_password_reset_the_customer_takes_back_ends_before_anything_is_written(
     service: Service,
 ) -> None:

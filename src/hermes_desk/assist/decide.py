@@ -402,6 +402,8 @@ def _continue_waiting(
             "the waiting workflow takes the slot this turn brings",
             workflow=WorkflowMove("feed", waiting.name, waiting.id, {slot: value}),
         )
+    if reading.intent.workflow == waiting.name and _problem(reading) is not None:
+        return None  # "这个号码停机了收不到": what to do instead, not the same code again
     if reading.intent.workflow == waiting.name:
         return _asked_again(reading, pack, owner)
     if reading.intent.out_of_scope:
