@@ -78,12 +78,26 @@ class ActPhrases:
     _by_first: dict[str, tuple[tuple[str, DialogueActName | None], ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    #: every withdrawal phrase (most turns hold none: one look settles them), and the
+    #: ``withdrawals_of`` groups without their switches
+    _any_withdrawal: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
+    _without_switches: tuple[tuple[frozenset[str], tuple[str, ...]], ...] = field(
+        default=(), init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         by_first: dict[str, list[tuple[str, DialogueActName | None]]] = {}
         for pair in self.phrases:
             by_first.setdefault(pair[0][:1], []).append(pair)
         object.__setattr__(self, "_by_first", {k: tuple(v) for k, v in by_first.items()})
+        grouped = tuple(p for _names, phrases in self.withdrawals_of for p in phrases)
+        object.__setattr__(self, "_any_withdrawal", (*self.withdrawals, *grouped))
+        switches = set(self.switches)
+        without = tuple(
+            (names, tuple(p for p in phrases if p not in switches))
+            for names, phrases in self.withdrawals_of
+        )
+        object.__setattr__(self, "_without_switches", without)
 
     @classmethod
     def from_dict(cls, data: Any, *, file: str = "acts.yaml") -> ActPhrases:
@@ -145,12 +159,10 @@ class ActPhrases:
         the turn takes nothing back. ``switches=False`` leaves out the phrases that switch to
         another request (a question, "can I exchange instead?", decides nothing)."""
         lowered = text.lower()
-        kept = () if switches else self.switches
-        named = [
-            names
-            for names, phrases in self.withdrawals_of
-            if _contains_any(lowered, tuple(p for p in phrases if p not in kept))
-        ]
+        if not _contains_any(lowered, self._any_withdrawal):
+            return None
+        groups = self.withdrawals_of if switches else self._without_switches
+        named = [names for names, phrases in groups if _contains_any(lowered, phrases)]
         if named:
             return frozenset().union(*named)
         return frozenset() if _contains_any(lowered, self.withdrawals) else None
