@@ -402,8 +402,10 @@ def _continue_waiting(
             "the waiting workflow takes the slot this turn brings",
             workflow=WorkflowMove("feed", waiting.name, waiting.id, {slot: value}),
         )
-    if reading.intent.workflow == waiting.name and _problem(reading) is not None:
-        return None  # "这个号码停机了收不到": what to do instead, not the same code again
+    if reading.intent.workflow == waiting.name and not reading.found and _problem(reading):
+        # "这个号码停机了收不到": what to do instead, not the same code again. One that names a
+        # number ("我以前那个号码…早就停用了") speaks of another phone: said in passing.
+        return None
     if reading.intent.workflow == waiting.name:
         return _asked_again(reading, pack, owner)
     if reading.intent.out_of_scope:
