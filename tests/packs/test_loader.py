@@ -128,6 +128,12 @@ def _replace(path: Path, old: str, new: str) -> None:
             "    record_check: get_shipment\n",
             ["intents.yaml", "complaint", "record_check", "get_shipment"],
         ),
+        (
+            "intents.yaml",
+            "    record_check: get_order\n",
+            "    record_check: create_ticket\n",
+            ["intents.yaml", "complaint", "record_check", "create_ticket", "not a read tool"],
+        ),
         ("intents.yaml", "    out_of_scope: true", "    out_of_scope: false", ["oos"]),
         ("replies.yaml", "  order_status:", "  not_an_intent:", ["replies.yaml", "not_an_intent"]),
         ("compliance.yaml", "action: mask", "action: shout", ["compliance.yaml", "action"]),

@@ -484,6 +484,7 @@ def _check_references(
 ) -> None:
     intents_file = str(root / "intents.yaml")
     known_tools = {spec.name for spec in tool_specs} | {"kb_search"}
+    effects = {spec.name: spec.effect for spec in tool_specs}
     for intent in intents.values():
         for tool_name in intent.tools:
             if tool_specs and tool_name not in known_tools:
@@ -492,6 +493,16 @@ def _check_references(
                     file=intents_file,
                     item=intent.name,
                     field="tools",
+                )
+        for key in ("kb_record", "record_check"):
+            # A write named here would be skipped silently: the record never looked up.
+            tool = getattr(intent, key)
+            if tool is not None and effects.get(tool, "read") != "read":
+                raise PackError(
+                    f"'{tool}' is not a read tool (effect {effects[tool]})",
+                    file=intents_file,
+                    item=intent.name,
+                    field=key,
                 )
         if intent.workflow and workflows and intent.workflow not in workflows:
             raise PackError(
