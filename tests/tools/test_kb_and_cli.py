@@ -304,3 +304,26 @@ def test_the_packs_cancellation_questions_find_the_cancellation_article() -> Non
 def test_a_payment_problem_finds_the_payment_problems_article(problem: str) -> None:
     hits = KnowledgeBase.from_dir(PACK / "kb", min_score=0.25).search(problem)
     assert hits and hits[0].id == "payment-problems", [h.id for h in hits]
+
+
+@pytest.mark.parametrize(
+    ("question", "article", "said"),
+    [
+        # The payment-problems article (an unpaid order's charge) answered a refund's arrival.
+        ("我上次退款的钱到账了吗", "refund-timing", "退款的钱按原支付方式原路退回"),
+        # The coupon's sentence answered a cancelled order's money.
+        ("订单取消了钱能退吗", "order-cancellation", "订单取消了，付的钱原路退回"),
+        # The sentence about a return on its way back answered a customer with no return.
+        ("can I get my money back?", "refund-timing", "How long a refund takes"),
+        # The shipping-fees article ("not … yet") answered a refund's arrival.
+        ("is my refund in my account yet", "refund-timing", "not in your account yet"),
+    ],
+)
+def test_a_question_about_the_money_back_gets_the_sentence_about_it(
+    question: str, article: str, said: str
+) -> None:
+    kb = KnowledgeBase.from_dir(PACK / "kb")
+    [hit] = kb.search(question, 1)
+    kb.close()
+    assert hit.id == article
+    assert said in hit.passage
