@@ -26,7 +26,8 @@ def _proposal(
 ) -> Proposal:
     return Proposal(
         id=pid, tenant="default", user="u1", session_id="s", tool=tool,
-        arguments={"order_id": order, "user_id": "u1"}, why={}, explanation="", language="zh",
+        arguments={"order_id": order, "user_id": "u1"}, why=extra.pop("why", {}), explanation="",
+        language="zh",
         created_at=float(pid[-1]), expires_at=600, status=status,  # type: ignore[arg-type]
         **extra,
     )  # fmt: skip
@@ -66,7 +67,8 @@ def test_naming_an_order_withdraws_only_its_proposal(pack: Pack) -> None:
      "I changed my mind, I want my money back"],
 )  # fmt: skip
 def test_a_closing_or_a_request_withdraws_nothing(pack: Pack, text: str) -> None:
-    """Bare "算了" / "never mind" close a conversation: nothing is withdrawn on them."""
+    """Bare "算了" / "never mind" close a conversation: nothing is withdrawn on them when
+    nothing the conversation's intent put in waits (here: proposed for no intent)."""
     plan = _plan(pack, text, [_proposal("act_1", "202405181001")])
     assert plan is None or plan.withdraw == ()
 
@@ -176,3 +178,55 @@ def test_the_rest_is_followed_only_when_it_looks_things_up() -> None:
     for rest in (write, Plan("return_exchange", "asks", missing_slots=("order_id",))):
         alone = with_the_rest(withdrawal, rest)
         assert alone.withdraw == ("act_1",) and not alone.answers_rest and alone.lookups == ()
+
+
+def _declined(pack: Pack, text: str, proposals: list[Proposal], **extra: Any) -> Any:
+    turn = reading(pack, "oos", text, proposals=proposals, **extra)
+    workflows = {name: spec.workflow for name, spec in pack.intents.items()}
+    return conversation_plan(turn, pack.acts, lambda _text: [], workflows)
+
+
+@pytest.mark.parametrize(
+    "text", ["算了不用了", "不用了", "算了吧，不需要了", "never mind", "Nevermind."]
+)
+def test_a_bare_decline_right_after_a_request_takes_it_back(pack: Pack, text: str) -> None:
+    """ "我要投诉…", then "算了不用了": the ticket was left for the agent to approve and the
+    reply said goodbye. What the conversation's intent put forward is withdrawn; a proposal
+    of another intent (an earlier return) still waits."""
+    ticket = _proposal("act_2", "202405181001", tool="create_ticket", why={"intent": "complaint"})
+    ret = _proposal("act_1", "202405201234", why={"intent": "return_exchange"})
+    plan = _declined(pack, text, [ret, ticket], previous_intent="complaint")
+    assert plan is not None and plan.withdraw == ("act_2",), text
+    assert plan.situation is None and plan.lookups == () and plan.writes == ()
+
+
+def test_a_bare_decline_while_the_reset_waits_for_the_code_ends_it(pack: Pack) -> None:
+    plan = _declined(pack, "算了，不用了", [], previous_intent="password_reset",
+                     waiting=_waiting("sms_code"))  # fmt: skip
+    assert plan is not None and plan.withdraw_workflow == "wf_1" and plan.withdraw == ()
+
+
+@pytest.mark.parametrize(
+    "text, previous",
+    [
+        ("算了不用了", "kb_question"),  # a question came between: the answer is declined
+        ("算了不用了", None),
+        ("不用了，谢谢", "complaint"),  # thanks too: it closes
+        ("算了，再见", "complaint"),
+        ("算了不用了，订单202405181001呢", "complaint"),
+    ],
+)
+def test_a_decline_after_anything_else_closes_as_before(
+    pack: Pack, text: str, previous: str | None
+) -> None:
+    ticket = _proposal("act_2", "202405181001", tool="create_ticket", why={"intent": "complaint"})
+    slots = {"order_id": "202405181001"} if "2024" in text else {}
+    plan = _declined(pack, text, [ticket], previous_intent=previous, slots=slots,
+                     waiting=_waiting("approval:create_ticket"))  # fmt: skip
+    assert plan is None or plan.withdraw == (), text
+
+
+def test_a_decline_while_the_reset_waits_after_another_question_leaves_it(pack: Pack) -> None:
+    plan = _declined(pack, "算了不用了", [], previous_intent="kb_question",
+                     waiting=_waiting("sms_code"))  # fmt: skip
+    assert plan is None or plan.withdraw_workflow is None

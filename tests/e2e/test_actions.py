@@ -301,6 +301,33 @@ def test_a_password_reset_the_customer_takes_back_ends_before_anything_is_writte
     assert executed_writes(service, before) == []
 
 
+def test_never_mind_right_after_a_request_takes_it_back(service: Service) -> None:
+    """ "我要投诉…", then "算了不用了": the reply said goodbye and the ticket still waited for the
+    agent to approve. Now it is withdrawn, as is a reset waiting for the code on "算了，不用了";
+    after another question the same words close the conversation as before."""
+    before = last_seq(service)
+    sid = service.open_session("u1002")["session_id"]
+    [ticket] = service.turn(sid, "u1002", "我要投诉，你们的客服态度太差了")["proposals"]
+    out = service.turn(sid, "u1002", "算了不用了")
+    assert [(p["id"], p["status"]) for p in out["withdrawn"]] == [(ticket["id"], "withdrawn")]
+    assert "已为您撤回（创建投诉工单" in out["suggestion"]["text"], out["suggestion"]
+    assert approve(service, ticket, "u1002").status_code == 409
+    service.turn(sid, "u1002", "我忘记密码了登不上")
+    waiting = service.turn(sid, "u1002", "13912345678")["workflow"]
+    assert waiting["waiting_for"] == "sms_code", waiting
+    out = service.turn(sid, "u1002", "never mind")
+    assert out["suggestion"]["situation"] == "workflow_withdrawn", out["suggestion"]
+    assert out["workflow"]["id"] == waiting["id"] and out["workflow"]["withdrawn"] is True
+    [kept] = service.turn(sid, "u1002", "我要投诉，快递员把包裹扔在门口")["proposals"]
+    service.turn(sid, "u1002", "运费怎么算")
+    out = service.turn(sid, "u1002", "算了不用了")
+    assert out["withdrawn"] == [] and out["suggestion"]["situation"] == "act_closing"
+    assert {p["id"]: p["status"] for p in proposals(service, sid, "u1002")}[
+        kept["id"]
+    ] == "proposed"
+    assert executed_writes(service, before) == []
+
+
 @pytest.mark.parametrize(
     "text, said",
     [("我不退了", "这次没有为您提交过这项申请"),

@@ -15,7 +15,7 @@ noted and answered as such: it opens no ticket and promises no call. Anything el
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from hermes_desk.assist.records import Plan, Reading
@@ -48,15 +48,22 @@ def is_preference(candidate: CandidateFact) -> bool:
     return candidate.key.startswith(PREFERENCE_PREFIX) and candidate.is_key_fact
 
 
-def conversation_plan(reading: Reading, acts: ActPhrases, extract: Extract) -> Plan | None:
+def conversation_plan(
+    reading: Reading,
+    acts: ActPhrases,
+    extract: Extract,
+    workflows: Mapping[str, str | None] | None = None,
+) -> Plan | None:
     """The plan of a turn that is only a dialogue act or only a stated preference, else None.
 
     Args:
         reading: the turn as read.
         acts: the pack's dialogue-act phrases.
         extract: the key-fact extraction for a piece of text (in the turn's intent).
+        workflows: the workflow each intent starts (a decline takes back the one its
+            conversation's intent started).
     """
-    withdrawal = _withdrawal_plan(reading, acts)
+    withdrawal = _withdrawal_plan(reading, acts) or _decline_plan(reading, acts, workflows)
     if withdrawal is not None:
         return withdrawal
     if reading.found:  # an order number, a code…: the turn is about business
@@ -159,6 +166,36 @@ def _withdrawal_plan(reading: Reading, acts: ActPhrases) -> Plan | None:
         reading.intent.name,
         "the customer took back a request that was never put in: nothing to withdraw",
         situation="nothing_to_withdraw",
+    )
+
+
+def _decline_plan(
+    reading: Reading, acts: ActPhrases, workflows: Mapping[str, str | None] | None
+) -> Plan | None:
+    """The plan of a turn that only turns down ("算了不用了", "never mind") what the
+    conversation's intent put in and still waits: the proposals it put forward for the agent
+    ("我要投诉…", then "算了不用了": the ticket) and the workflow it started that waits for the
+    customer (the reset waiting for the code). None otherwise: it closes the conversation
+    (nothing of that intent waits), or it answers something else."""
+    before = reading.previous_intent
+    if before is None or reading.found or not acts.only_declines(reading.text):
+        return None
+    pending = tuple(p.id for p in reading.proposals if p.pending and p.why.get("intent") == before)
+    waiting = reading.waiting
+    workflow = (
+        waiting.id
+        if waiting is not None
+        and _waits_for_customer(waiting.waiting_for)
+        and (workflows or {}).get(before) == waiting.name
+        else None
+    )
+    if not pending and workflow is None:
+        return None
+    return Plan(
+        reading.intent.name,
+        "the customer turned down the request still waiting: withdrawn, nothing proposed",
+        withdraw=pending,
+        withdraw_workflow=workflow,
     )
 
 

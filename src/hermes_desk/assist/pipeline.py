@@ -90,6 +90,8 @@ class Assistant:
         masking: Masking | None = None,
     ) -> None:
         self.pack = pack
+        #: the workflow each intent starts (a decline takes back its conversation's)
+        self._workflows = {name: spec.workflow for name, spec in pack.intents.items()}
         self.max_cards = max_cards
         self.workflows = workflows
         self.sentiment = sentiment
@@ -148,7 +150,10 @@ class Assistant:
         specs = self.tools.registry.spec_map()
         intent = reading.intent.name
         plan = conversation_plan(
-            reading, self.pack.acts, lambda part: self.memory.extract(part, intent=intent)
+            reading,
+            self.pack.acts,
+            lambda part: self.memory.extract(part, intent=intent),
+            self._workflows,
         )
         if plan is None:
             plan = decide(reading, self.pack, specs, user=user)

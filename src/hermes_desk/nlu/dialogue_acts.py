@@ -73,6 +73,8 @@ class ActPhrases:
     follow_ups: tuple[str, ...] = ()
     #: Confirmations that tell the agent to go ahead ("do it", "办吧"), not only acknowledge.
     go_aheads: tuple[str, ...] = ()
+    #: Closings that turn down what was just put in ("算了不用了", "never mind").
+    declines: tuple[str, ...] = ()
     #: :attr:`phrases` by their first character, longest first as there: a clause position
     #: is only tried against the phrases that can start there
     _by_first: dict[str, tuple[tuple[str, DialogueActName | None], ...]] = field(
@@ -124,6 +126,7 @@ class ActPhrases:
             apologies=tuple(_texts(data.get("apologies") or {}, file, "apologies")),
             follow_ups=tuple(_texts(data.get("follow_ups") or {}, file, "follow_ups")),
             go_aheads=tuple(_texts(data.get("go_ahead") or {}, file, "go_ahead")),
+            declines=tuple(_texts(data.get("declines") or {}, file, "declines")),
         )
 
     def read(self, text: str) -> ActReading:
@@ -173,12 +176,16 @@ class ActPhrases:
         out = text.lower()
         kept = set(self.switches)
         for phrases in (self.withdrawals, *(p for _names, p in self.withdrawals_of)):
-            latin, others = _phrase_matcher(tuple(p for p in phrases if p not in kept))
-            for phrase in others:
-                out = out.replace(phrase, " ")
-            if latin is not None:
-                out = latin.sub(" ", out)
+            out = _taken_out(out, tuple(p for p in phrases if p not in kept))
         return out
+
+    def only_declines(self, text: str) -> bool:
+        """Whether the turn only turns down ("算了不用了", "never mind"): a decline, and
+        nothing but more of them and fillers ("算了吧"); "不用了，谢谢" thanks as well."""
+        lowered = text.lower()
+        if not _contains_any(lowered, self.declines):
+            return False
+        return self.only_fillers(_taken_out(lowered, self.declines))
 
     def goes_ahead(self, text: str) -> bool:
         """Whether the turn tells the agent to go ahead ("great, do it", "那就办吧")."""
@@ -225,6 +232,14 @@ def _contains_any(text: str, words: tuple[str, ...]) -> bool:
     """Whether ``text`` holds one of ``words``: a Latin word as a whole word, others anywhere."""
     latin, others = _phrase_matcher(words)
     return any(w in text for w in others) or (latin is not None and latin.search(text) is not None)
+
+
+def _taken_out(text: str, words: tuple[str, ...]) -> str:
+    """``text`` (lower-cased) with every one of ``words`` replaced by a space."""
+    latin, others = _phrase_matcher(words)
+    for word in others:
+        text = text.replace(word, " ")
+    return latin.sub(" ", text) if latin is not None else text
 
 
 @functools.lru_cache(maxsize=64)
