@@ -315,6 +315,8 @@ def test_a_payment_problem_finds_the_payment_problems_article(problem: str) -> N
         ("订单取消了钱能退吗", "order-cancellation", "订单取消了，付的钱原路退回"),
         # The sentence about a return on its way back answered a customer with no return.
         ("can I get my money back?", "refund-timing", "How long a refund takes"),
+        # The cancellation article ("… to get an automatic refund") answered a waiting return's.
+        ("when will I get the refund?", "refund-timing", "How long a refund takes"),
         # The shipping-fees article ("not … yet") answered a refund's arrival.
         ("is my refund in my account yet", "refund-timing", "not in your account yet"),
     ],
