@@ -757,3 +757,17 @@ def test_asked_to_rush_an_order_the_reply_says_what_can_be_done_not_its_status_a
     service.turn(sid, "u1008", "咖啡豆202405241357什么时候发货")
     rushed = service.turn(sid, "u1008", "能加急吗")["suggestion"]["text"]
     assert "仓库不能加急" in rushed, rushed
+
+
+def test_a_record_asked_for_while_a_return_waits_is_said_even_when_no_article_is(
+    service: Service,
+) -> None:
+    """While a return waited, "when will I get the refund?" quoted the cancellation article, and
+    "帮我查一下 订单…" (read as a knowledge question) only said no article answered it and a
+    colleague would be asked: the order, looked up and found, went unsaid."""
+    sid = service.open_session("u1001")["session_id"]
+    service.turn(sid, "u1001", "I want to return order 202405181001, wrong size")
+    refund = service.turn(sid, "u1001", "when will I get the refund?")["suggestion"]["text"]
+    assert "How long a refund takes" in refund and "cannot be cancelled" not in refund, refund
+    checked = service.turn(sid, "u1001", "帮我查一下202405181001")["suggestion"]["text"]
+    assert "202405181001" in checked and "已签收" in checked, checked

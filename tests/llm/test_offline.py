@@ -304,6 +304,34 @@ def test_a_packs_own_situation_has_variants_by_what_answered_then_falls_back_to_
     assert reply("answer_for_something") == "一到三天。", "no template of its own: ok"
 
 
+def test_a_search_that_found_nothing_after_the_record_still_says_the_record() -> None:
+    """ "帮我查一下 订单…" read as a knowledge question: the order was found, no article was, and
+    the reply only said it would ask a colleague."""
+    offline = OfflineResponder(
+        {
+            "kb_question": {
+                "not_found": "没有找到说明。",
+                "not_found_get_order": "订单 {order_id}：{get_order.status_text}。没有找到说明。",
+            }
+        }
+    )
+
+    def reply(**results: Any) -> str:
+        return offline.reply(
+            ResponderInput(
+                intent="kb_question",
+                slots={"order_id": "1"},
+                tool_results={"kb_search": {"results": []}, **results},
+                situation="not_found",
+            )
+        )
+
+    delivered = {"status": "delivered", "status_text": "已签收"}
+    assert reply(get_order=delivered) == "订单 1：已签收。没有找到说明。"
+    assert reply() == "没有找到说明。", "no order looked up"
+    assert reply(get_order={"error": "not found"}) == "没有找到说明。", "no status to say"
+
+
 def test_an_amount_reads_as_people_write_it_unless_the_template_formats_it() -> None:
     offline = OfflineResponder(
         {

@@ -341,7 +341,9 @@ class OfflineResponder:
         if situation == "ok":
             overdue = ("ok_overdue",) if facts.overdue else ()
             order = (*overdue, *_status_variants(facts.tool_results), *order)
-        elif situation == "workflow_failed":  # why, when a record's status says it
+        elif situation in ("workflow_failed", "not_found"):
+            # why, when a record's status says it; what was found, when a search found nothing
+            # after the record (``not_found_get_order``: the order's status, then no article)
             order = (*_status_variants(facts.tool_results, situation), *order)
         fields = _fields(facts)
         pack = self._candidates(self._pack_templates(facts.intent), order, facts.language)
