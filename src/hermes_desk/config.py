@@ -184,6 +184,13 @@ class BreakerSettings(_Section):
 
 class ToolSettings(_Section):
     default_timeout_s: float = Field(3.0, gt=0, description="per-call limit of a tool without one")
+    max_records_per_turn: int = Field(
+        3,
+        ge=1,
+        le=10,
+        description="records of one kind looked up for a turn that names several "
+        '("订单A和B都到哪了"); 1: the first only',
+    )
     breaker: BreakerSettings = BreakerSettings()
 
 

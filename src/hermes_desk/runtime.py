@@ -466,6 +466,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None) -> Runtime:
         max_text_chars=settings.service.max_text_chars,
         model_slots=model_slots,
         max_cards=settings.knowledge.max_cards,
+        max_records=settings.tools.max_records_per_turn,
         sentiment=sentiment,
         alerts=AlertDetector(pack.compliance.alerts),
         masking=masking,

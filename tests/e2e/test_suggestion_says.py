@@ -771,3 +771,26 @@ def test_a_record_asked_for_while_a_return_waits_is_said_even_when_no_article_is
     assert "How long a refund takes" in refund and "cannot be cancelled" not in refund, refund
     checked = service.turn(sid, "u1001", "帮我查一下202405181001")["suggestion"]["text"]
     assert "202405181001" in checked and "已签收" in checked, checked
+
+
+def test_each_order_a_turn_names_is_answered_not_only_the_first(service: Service) -> None:
+    """ "我的订单A和B都到哪了" answered A only. Each named order is looked up as the first (at
+    most ``tools.max_records_per_turn``) and answered after it, greeted once; another customer's
+    order is not found, and nothing of it is said."""
+    sid = service.open_session("u1001")["session_id"]
+    out = service.turn(sid, "u1001", "我的订单202405201234和202405181001都到哪了")
+    text = out["suggestion"]["text"]
+    assert "202405201234" in text and "运输中" in text, text
+    assert "202405181001" in text and "已签收" in text, text
+    assert text.count("您好") <= 1, text
+    calls = [(c["tool"], c["status"], c["result"]["order_id"]) for c in out["tool_calls"]]
+    assert calls == [
+        ("get_shipment", "ok", "202405201234"),
+        ("get_shipment", "ok", "202405181001"),
+    ], calls
+
+    english = service.turn(sid, "u1001", "where are orders 202405250077 and 202405100789?")
+    text = english["suggestion"]["text"]
+    assert "202405250077" in text and "waiting for payment" in text, text
+    # u1003's order: the same "not found" as a number that does not exist
+    assert "could not find" in text.lower() and "returning" not in text.lower(), text

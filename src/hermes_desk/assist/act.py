@@ -28,7 +28,12 @@ class TurnActor:
         self.workflows = workflows
         self.actions = actions
 
-    async def act(self, plan: Plan, reading: Reading, session: Session, turn_index: int) -> Acting:
+    async def act(
+        self, plan: Plan, reading: Reading, session: Session, turn_index: int, *, part: int = 0
+    ) -> Acting:
+        """``part``: which of the records the turn named this is (0: the first; the others'
+        calls get keys of their own)."""
+        suffix = f"#{part}" if part else ""
         allowed = reading.intent.tools if plan.answer_intent == reading.intent.name else None
         results: dict[str, ToolResult] = {}
         for planned in plan.lookups:
@@ -41,7 +46,7 @@ class TurnActor:
                     allowed_tools=allowed if allowed is not None else (lookup.tool,),
                     context=CallContext(
                         request_id=session.id,
-                        idempotency_key=f"{session.id}:{turn_index}:{lookup.tool}",
+                        idempotency_key=f"{session.id}:{turn_index}:{lookup.tool}{suffix}",
                         customer=session.user,
                         tenant=session.tenant,
                     ),

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from hermes_desk.actions import ActionService, Proposal
@@ -24,6 +25,7 @@ from hermes_desk.assist.decide import decide
 from hermes_desk.assist.read import TurnReaderStage
 from hermes_desk.assist.records import (
     Acting,
+    OtherRecord,
     Plan,
     Reading,
     Remembered,
@@ -31,6 +33,7 @@ from hermes_desk.assist.records import (
     Suggestion,
     TurnOutcome,
 )
+from hermes_desk.assist.several import other_records
 from hermes_desk.assist.suggest import Responder, TurnSuggester
 from hermes_desk.clock import Clock
 from hermes_desk.compliance import ComplianceChecker
@@ -45,7 +48,7 @@ from hermes_desk.packs import Pack
 from hermes_desk.sentiment import SentimentModel
 from hermes_desk.sessions import Session, SessionManager, Turn
 from hermes_desk.supervision import Alert, AlertDetector, verification_failures
-from hermes_desk.tools import ToolExecutor, ToolResult
+from hermes_desk.tools import ToolExecutor, ToolResult, ToolSpec
 from hermes_desk.workflows import WorkflowService, WorkflowView
 
 __all__ = ["Assistant", "check_text", "knowledge_cards"]
@@ -85,6 +88,7 @@ class Assistant:
         max_text_chars: int,
         model_slots: ModelSlotChannel | None = None,
         max_cards: int = 3,
+        max_records: int = 3,
         sentiment: SentimentModel | None = None,
         alerts: AlertDetector | None = None,
         masking: Masking | None = None,
@@ -93,6 +97,8 @@ class Assistant:
         #: the workflow each intent starts (a decline takes back its conversation's)
         self._workflows = {name: spec.workflow for name, spec in pack.intents.items()}
         self.max_cards = max_cards
+        #: records of one kind a turn that names several looks up at most ("订单A和B")
+        self.max_records = max_records
         self.workflows = workflows
         self.sentiment = sentiment
         self.alerts = alerts if alerts is not None else AlertDetector(pack.compliance.alerts)
@@ -171,6 +177,7 @@ class Assistant:
         earlier = [t for t in session.turns if t.role == "user"]
         session.turns.append(user_turn)
         acting = await self.actor.act(plan, reading, session, turn_index)
+        acting = await self._also_named(acting, reading, plan, session, turn_index, specs)
         remembered = await self._remember(session, reading)
         suggestion = await self.suggester.suggest(reading, plan, acting, remembered, session)
         alerts = self._customer_alerts(text, turn_index, earlier, user_turn, acting)
@@ -185,7 +192,7 @@ class Assistant:
                     "intent": reading.intent.name,
                     "answered_as": plan.answer_intent,
                     "rule": plan.rule,
-                    "tools": [f"{n}:{r.status.value}" for n, r in acting.results.items()],
+                    "tools": [f"{n}:{r.status.value}" for _part, n, r in _all_results(acting)],
                     "proposals": [p.id for p in acting.proposals],
                     "workflow": acting.workflow.status if acting.workflow else None,
                     "suggestion_source": suggestion.source,
@@ -273,6 +280,32 @@ class Assistant:
                 )
             )
 
+    async def _also_named(
+        self,
+        acting: Acting,
+        reading: Reading,
+        plan: Plan,
+        session: Session,
+        turn_index: int,
+        specs: Mapping[str, ToolSpec],
+    ) -> Acting:
+        """The other records a turn named ("订单A和B都到哪了"), each looked up as the first."""
+        if not reading.listed:
+            return acting
+        others = other_records(
+            reading,
+            plan,
+            lambda other: decide(other, self.pack, specs, user=session.user),
+            limit=self.max_records,
+        )
+        also = [
+            OtherRecord(other, other_plan, await self.actor.act(
+                other_plan, other, session, turn_index, part=part
+            ))
+            for part, (other, other_plan) in enumerate(others, 1)
+        ]  # fmt: skip
+        return replace(acting, also=tuple(also)) if also else acting
+
     def _explain(self, proposal: Proposal, language: str) -> str:
         """What a proposal will do, in ``language`` (its tool's ``explain``)."""
         spec = self.tools.registry.spec_map().get(proposal.tool)
@@ -328,8 +361,8 @@ class Assistant:
         What is stored is masked: the clear values stay with the turn (and a running
         workflow's own state)."""
         mask = self.masking.for_tenant(session.tenant)
-        for name, result in acting.results.items():
-            call_id = f"{session.id}:{turn_index}:{name}"
+        for part, name, result in _all_results(acting):
+            call_id = f"{session.id}:{turn_index}:{name}{f'#{part}' if part else ''}"
             session.turns.append(Turn("agent", f"call {name}", tool_call_id=call_id, name=name))
             stored = mask.text(_short(result))
             session.turns.append(Turn("tool", stored, tool_call_id=call_id, name=name))
@@ -367,7 +400,7 @@ def _outcome(
         "latency_ms": round(reading.nlu_ms, 3),
     }
     outcome.missing_slots = list(plan.missing_slots)
-    outcome.tool_calls = [_tool_view(name, result) for name, result in acting.results.items()]
+    outcome.tool_calls = [_tool_view(name, result) for _part, name, result in _all_results(acting)]
     if acting.workflow is not None:
         outcome.tool_calls += _workflow_calls(acting.workflow, started)
         outcome.workflow = _workflow_view(acting.workflow)
@@ -377,6 +410,14 @@ def _outcome(
     outcome.key_facts = remembered.key_facts
     outcome.notes = remembered.notes
     return outcome
+
+
+def _all_results(acting: Acting) -> list[tuple[int, str, ToolResult]]:
+    """The turn's tool results, then those of each other record it named (``part`` 1, 2…)."""
+    out = [(0, name, result) for name, result in acting.results.items()]
+    for part, other in enumerate(acting.also, 1):
+        out += [(part, name, result) for name, result in other.acting.results.items()]
+    return out
 
 
 def knowledge_cards(acting: Acting, limit: int = 3) -> list[dict[str, Any]]:

@@ -125,6 +125,7 @@ class TurnReaderStage:
             },
             dialogue_act=self.pack.acts.read(text),
             unsure=resolved.unsure and intent.name == resolved.intent,
+            listed={name: list(values) for name, values in mentions.items() if len(values) > 1},
         )
 
     def _framed(

@@ -19,6 +19,7 @@ from hermes_desk.workflows import WorkflowView
 __all__ = [
     "Acting",
     "Lookup",
+    "OtherRecord",
     "Plan",
     "ProposedWrite",
     "Reading",
@@ -62,6 +63,8 @@ class Reading:
     dialogue_act: ActReading = NO_ACT
     #: the intent was taken from a reading under the threshold (``ResolvedIntent.unsure``)
     unsure: bool = False
+    #: every value of a slot this turn names several of ("订单A和B" → ``order_id`` → [A, B])
+    listed: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +138,18 @@ class Acting:
     withdrawals: list[Proposal] = field(default_factory=list)
     #: The plan's workflow withdrawal ended it (False: it had moved on meanwhile).
     workflow_withdrawn: bool = False
+    #: The other records the turn named, each looked up as the first was
+    #: (:mod:`hermes_desk.assist.several`), with what was read and planned for it.
+    also: tuple[OtherRecord, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class OtherRecord:
+    """One more record a turn named ("订单A和B都到哪了": B), as read, planned and looked up."""
+
+    reading: Reading
+    plan: Plan
+    acting: Acting
 
 
 @dataclass(frozen=True, slots=True)

@@ -71,24 +71,14 @@ class TurnSuggester:
         remembered: Remembered,
         session: Session,
     ) -> Suggestion:
-        workflows = self.pack.workflows if self.pack is not None else {}
-        tails = (
-            {name: rule.tail for name, rule in self.pack.slot_rules.items() if rule.tail}
-            if self.pack is not None
-            else {}
-        )
-        facts = facts_of(
-            reading,
-            plan,
-            acting,
-            remembered,
-            workflows=workflows,
-            explain=self.explain,
-            tails=tails,
-            **self._overdue(acting),
-        )
+        facts = self._facts(reading, plan, acting, remembered)
         text, link = await self.responder.suggest(facts, session)
         situation = situation_for(facts)
+        for other in acting.also:  # "订单A和B都到哪了": B answered after A, greeted once
+            more, _link = await self.responder.suggest(
+                self._facts(other.reading, other.plan, other.acting, remembered), session
+            )
+            text = _then(text, more, self.pack, facts.language)
         if self.pack is not None:
             text = _framed(text, self.pack, reading, situation, facts)
             before = _withdrawn_with_the_rest(plan, acting)
@@ -101,6 +91,26 @@ class TurnSuggester:
             compliant=checked.passed,
             violations=list(checked.violations),
             situation=situation,
+        )
+
+    def _facts(
+        self, reading: Reading, plan: Plan, acting: Acting, remembered: Remembered
+    ) -> ResponderInput:
+        workflows = self.pack.workflows if self.pack is not None else {}
+        tails = (
+            {name: rule.tail for name, rule in self.pack.slot_rules.items() if rule.tail}
+            if self.pack is not None
+            else {}
+        )
+        return facts_of(
+            reading,
+            plan,
+            acting,
+            remembered,
+            workflows=workflows,
+            explain=self.explain,
+            tails=tails,
+            **self._overdue(acting),
         )
 
     def _overdue(self, acting: Acting) -> dict[str, Any]:
@@ -141,6 +151,17 @@ def _framed(text: str, pack: Pack, reading: Reading, situation: str, facts: Resp
         if acknowledge:
             text = f"{acknowledge}{'' if language == 'zh' else ' '}{text}"
     return text
+
+
+def _then(text: str, more: str, pack: Pack | None, language: str) -> str:
+    """``more`` (the reply about another record the turn named) after ``text``, without the
+    greeting it opens with ("您好，") when the pack's acts call that a greeting."""
+    head, sep, rest = more.partition("，" if language == "zh" else ", ")
+    if sep and rest and pack is not None:
+        act = pack.acts.read(head)
+        if act.only and act.act == "greeting":
+            more = rest[:1].upper() + rest[1:] if language != "zh" else rest
+    return f"{text}{'' if language == 'zh' else ' '}{more}"
 
 
 def _withdrawn_with_the_rest(plan: Plan, acting: Acting) -> str | None:

@@ -1,0 +1,93 @@
+"""A turn that names several records of one kind has each looked up, not only the first; one
+that would write, start a workflow or quote the knowledge base goes on with the first alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hermes_desk.assist import decide
+from hermes_desk.assist.records import Plan, Reading
+from hermes_desk.assist.several import other_records
+from hermes_desk.packs import Pack, load_pack
+from hermes_desk.tools import ToolSpec, load_tool_specs
+
+from .test_decide import reading
+
+A, B, C, D = "202405201234", "202405181001", "202405250077", "202405211314"
+
+
+@pytest.fixture(scope="module")
+def pack() -> Pack:
+    return load_pack("ecommerce")
+
+
+@pytest.fixture(scope="module")
+def tools(pack: Pack) -> dict[str, ToolSpec]:
+    specs = load_tool_specs(pack.root / "tools.yaml", {"backend_url": "http://127.0.0.1:1"})
+    return {spec.name: spec for spec in specs}
+
+
+def _others(
+    pack: Pack, tools: dict[str, ToolSpec], intent: str, text: str, named: list[str], **extra: Any
+) -> tuple[Plan, list[tuple[Reading, Plan]]]:
+    turn = reading(pack, intent, text, slots={"order_id": named[0]}, listed={"order_id": named},
+                   **extra)  # fmt: skip
+    plan = decide(turn, pack, tools, user="u1")
+    limit = extra.get("limit", 3)
+    return plan, other_records(
+        turn, plan, lambda other: decide(other, pack, tools, user="u1"), limit=limit
+    )
+
+
+def test_each_order_named_is_looked_up_as_the_first(pack: Pack, tools: dict[str, ToolSpec]) -> None:
+    plan, others = _others(pack, tools, "order_status", f"我的订单{A}和{B}都到哪了", [A, B])
+    assert [(lookup.tool, lookup.arguments) for lookup in plan.lookups] == [
+        ("get_shipment", {"order_id": A})
+    ]
+    [(other, other_plan)] = others
+    assert other.found["order_id"] == B and other.slots["order_id"] == B
+    assert [(lookup.tool, lookup.arguments) for lookup in other_plan.lookups] == [
+        ("get_shipment", {"order_id": B})
+    ]
+    assert other_plan.lookups[0].instead is not None  # not shipped yet: the order itself
+    assert other_plan.lookups[0].instead.arguments == {"order_id": B}
+
+
+def test_at_most_the_limit_of_records_in_all(pack: Pack, tools: dict[str, ToolSpec]) -> None:
+    turn = reading(pack, "order_status", f"{A}、{B}、{C}、{D} 这几个订单什么状态",
+                   slots={"order_id": A}, listed={"order_id": [A, B, C, D, B]})  # fmt: skip
+    plan = decide(turn, pack, tools, user="u1")
+
+    def others(limit: int) -> list[str]:
+        found = other_records(turn, plan, lambda o: decide(o, pack, tools, user="u1"), limit=limit)
+        return [other.found["order_id"] for other, _plan in found]
+
+    assert others(3) == [B, C] and others(10) == [B, C, D] and others(1) == []
+
+
+@pytest.mark.parametrize(
+    "intent, text, extra",
+    [
+        ("return_exchange", f"我要退货，订单{A}和{B}", {}),  # a workflow: the first alone
+        ("complaint", f"我要投诉 订单{A}和{B}", {}),  # a write
+        ("kb_question", f"订单{A}和{B}能开发票吗", {"act": "question"}),  # a policy, once
+    ],
+)
+def test_a_turn_that_does_more_than_look_up_goes_on_with_the_first_alone(
+    pack: Pack, tools: dict[str, ToolSpec], intent: str, text: str, extra: dict[str, Any]
+) -> None:
+    _plan, others = _others(pack, tools, intent, text, [A, B], **extra)
+    assert others == []
+
+
+def test_nothing_is_added_when_the_record_looked_up_is_not_one_named(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """The turn names B and C, but the order it is about is A (a reference picked it): the
+    others are not looked up on a plan made for another record."""
+    turn = reading(pack, "order_status", f"{B}和{C}呢", slots={"order_id": A},
+                   listed={"order_id": [B, C]})  # fmt: skip
+    plan = decide(turn, pack, tools, user="u1")
+    assert other_records(turn, plan, lambda o: decide(o, pack, tools, user="u1"), limit=3) == []
