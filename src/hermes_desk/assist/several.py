@@ -1,7 +1,8 @@
 """A turn that names several records of one kind ("我的订单A和B都到哪了", "where are orders A and
 B?"): each is looked up and answered, not only the first.
 
-Only a turn whose plan does nothing but look the first named record up: the others are planned
+Only a turn whose plan does nothing but look the first named record up, and that picks none of
+them ("A和B，第二个到哪了": the second alone): the others are planned
 as the same turn naming each of them, and each plan that looks only that record up, the same
 way, is acted on and answered after the first. A write, a workflow, a knowledge answer or a
 withdrawal goes on with the first record alone (one write per request for the agent to
@@ -15,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from hermes_desk.assist.records import Plan, Reading
+from hermes_desk.nlu.references import find_reference
 
 __all__ = ["other_records"]
 
@@ -27,9 +29,12 @@ def other_records(
     ``[]`` when the turn names one, or ``plan`` does more than look the first up."""
     if limit < 2 or not _looks_up_only(plan) or plan.answer_intent != reading.intent.name:
         return []
+    reference = find_reference(reading.text)
+    if reference is not None and reference.kind != "current":
+        return []  # "A和B，第二个到哪了": the one it picks
     for slot, values in reading.listed.items():
         first = reading.found.get(slot)
-        if first not in values or not _looks_up(plan, first):
+        if not values or first != values[0] or not _looks_up(plan, first):
             continue
         out: list[tuple[Reading, Plan]] = []
         for value in [v for v in dict.fromkeys(values) if v != first][: limit - 1]:
