@@ -93,7 +93,9 @@ def test_nothing_is_added_when_the_record_looked_up_is_not_one_named(
     assert other_records(turn, plan, lambda o: decide(o, pack, tools, user="u1"), limit=3) == []
 
 
-@pytest.mark.parametrize("text", [f"{A}和{B}，第二个到哪了", f"{A} and {B}, where is the last one?"])
+@pytest.mark.parametrize(
+    "text", [f"{A}和{B}，第二个到哪了", f"{A} and {B}, where is the last one?"]
+)
 def test_a_turn_that_picks_one_of_those_it_names_is_about_that_one(
     pack: Pack, tools: dict[str, ToolSpec], text: str
 ) -> None:

@@ -234,8 +234,16 @@ def test_a_sure_request_for_another_intent_is_taken_whatever_its_follow_up_marke
         "那我不要了，退款吧", pred("return_exchange", 0.99), in_context=pred("logistics", 0.7)
     )
     assert (r.intent, r.carried) == ("return_exchange", False)
-    # A question, a request naming a number (a phone said in passing), or one read less surely
-    # alone: the conversation's intent, as the context model has it.
+    # So is one naming only records the conversation named ("我要退货，订单A和B" after asking
+    # the status of A and B: the context model kept the status at 0.9).
+    state = DialogueState(threshold=0.5)
+    state.resolve("订单202405201234和202405181001是什么状态", pred("order_status", 0.9),
+                  in_context=pred("order_status", 0.9))  # fmt: skip
+    r = state.resolve("我要退货，订单202405181001和202405201234", pred("return_exchange", 0.958),
+                      in_context=pred("order_status", 0.9))  # fmt: skip
+    assert (r.intent, r.carried) == ("return_exchange", False)
+    # A question, a request naming a number not named before (a phone said in passing), or one
+    # read less surely alone: the conversation's intent, as the context model has it.
     for text, alone in (
         ("那退款要多久？", 0.99),
         ("用的手机号是18602937741", 0.99),

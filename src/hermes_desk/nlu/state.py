@@ -26,9 +26,10 @@ order …") is a new request, read by the turn alone when that is in scope and a
 the conversation's intent. So is a question (not one whether something may be done) that names
 a record besides the one the conversation named and that the turn alone reads as another intent
 above the threshold ("where is order B?" after a return of order A). So is a request that names no
-record and that the turn alone reads as another intent at least 0.95 surely (``sure_request``):
-"那我不要了，退款吧" after a late parcel asks for a refund, whatever its "那". And an unsure
-first turn that names such a record is not out of scope when the turn alone and the context
+record the conversation has not named and that the turn alone reads as another intent at least
+0.95 surely (``sure_request``): "那我不要了，退款吧" after a late parcel asks for a refund, whatever
+its "那", and "我要退货，订单A和B" after asking the status of A and B asks for a return. And an
+unsure first turn that names such a record is not out of scope when the turn alone and the context
 model agree on an in-scope intent ("my keyboard order … never arrived"): small talk names no
 order.
 
@@ -176,8 +177,9 @@ class DialogueState:
         short_window: a short turn without a follow-up marker keeps the intent only if the
             intent is among this many top labels of the classifier's ranking.
         sure_request: with the context model, a request (``request_act``) that names no record
-            and that the turn alone reads as another intent at least this surely is that
-            intent: "那我要退货退款" after "快递到哪了" asks for a return, whatever the "那".
+            the conversation has not named and that the turn alone reads as another intent at
+            least this surely is that intent: "那我要退货退款" after "快递到哪了" asks for a
+            return, whatever the "那".
         another_record: with the context model, a turn that names a record the conversation
             has not and says it is another one is what the turn alone reads at least this
             surely (below the threshold: the marker and the new record say most of it).
@@ -246,9 +248,10 @@ class DialogueState:
             switched
             and p.confidence >= self.sure_request
             and request_act(text) == "request"
-            and not _record_numbers(text)
+            and not self._names_new_record(text)
         ):
-            # "那我不要了，退款吧" after a late parcel: asked for, not a follow-up
+            # "那我不要了，退款吧" after a late parcel, "我要退货，订单A" after A's status: asked
+            # for, not a follow-up (a number not named before, "用的手机号是186…", is one)
             chosen = p.intent
         elif confidence >= self.threshold:
             chosen = in_context.intent
