@@ -11,14 +11,9 @@ import pytest
 from hermes_desk.actions import Proposal
 from hermes_desk.assist.converse import conversation_plan, with_the_rest
 from hermes_desk.assist.records import Lookup, Plan, ProposedWrite
-from hermes_desk.packs import Pack, load_pack
+from hermes_desk.packs import Pack
 
 from .test_decide import _waiting, reading
-
-
-@pytest.fixture(scope="module")
-def pack() -> Pack:
-    return load_pack("ecommerce")
 
 
 def _proposal(

@@ -10,20 +10,9 @@ import pytest
 from hermes_desk.actions import Proposal
 from hermes_desk.assist import Reading, decide
 from hermes_desk.nlu import DialogueState
-from hermes_desk.packs import Pack, load_pack
-from hermes_desk.tools import ToolSpec, load_tool_specs
+from hermes_desk.packs import Pack
+from hermes_desk.tools import ToolSpec
 from hermes_desk.workflows import WorkflowView
-
-
-@pytest.fixture(scope="module")
-def pack() -> Pack:
-    return load_pack("ecommerce")
-
-
-@pytest.fixture(scope="module")
-def tools(pack: Pack) -> dict[str, ToolSpec]:
-    specs = load_tool_specs(pack.root / "tools.yaml", {"backend_url": "http://127.0.0.1:1"})
-    return {spec.name: spec for spec in specs}
 
 
 def reading(pack: Pack, intent: str, text: str, **extra: Any) -> Reading:

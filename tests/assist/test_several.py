@@ -10,23 +10,12 @@ import pytest
 from hermes_desk.assist import decide
 from hermes_desk.assist.records import Plan, Reading
 from hermes_desk.assist.several import other_records
-from hermes_desk.packs import Pack, load_pack
-from hermes_desk.tools import ToolSpec, load_tool_specs
+from hermes_desk.packs import Pack
+from hermes_desk.tools import ToolSpec
 
 from .test_decide import reading
 
 A, B, C, D = "202405201234", "202405181001", "202405250077", "202405211314"
-
-
-@pytest.fixture(scope="module")
-def pack() -> Pack:
-    return load_pack("ecommerce")
-
-
-@pytest.fixture(scope="module")
-def tools(pack: Pack) -> dict[str, ToolSpec]:
-    specs = load_tool_specs(pack.root / "tools.yaml", {"backend_url": "http://127.0.0.1:1"})
-    return {spec.name: spec for spec in specs}
 
 
 def _others(
