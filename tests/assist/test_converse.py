@@ -182,7 +182,8 @@ def _declined(pack: Pack, text: str, proposals: list[Proposal], **extra: Any) ->
 
 
 @pytest.mark.parametrize(
-    "text", ["算了不用了", "不用了", "算了吧，不需要了", "never mind", "Nevermind."]
+    "text",
+    ["算了不用了", "不用了", "算了吧，不需要了", "never mind", "Nevermind.", "不用了，谢谢"],
 )
 def test_a_bare_decline_right_after_a_request_takes_it_back(pack: Pack, text: str) -> None:
     """ "我要投诉…", then "算了不用了": the ticket was left for the agent to approve and the
@@ -206,7 +207,7 @@ def test_a_bare_decline_while_the_reset_waits_for_the_code_ends_it(pack: Pack) -
     [
         ("算了不用了", "kb_question"),  # a question came between: the answer is declined
         ("算了不用了", None),
-        ("不用了，谢谢", "complaint"),  # thanks too: it closes
+        ("好的，不用了，谢谢", "complaint"),  # a yes too: it acknowledges
         ("算了，再见", "complaint"),
         ("算了不用了，订单202405181001呢", "complaint"),
     ],

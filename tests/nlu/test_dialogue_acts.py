@@ -119,18 +119,19 @@ def test_a_withdrawal_says_what_it_takes_back() -> None:
     assert acts.without_withdrawals("算了，不退了").strip(" ，") == "算了"
 
 
-def test_a_decline_is_only_declines_and_fillers() -> None:
+def test_a_decline_is_only_declines_thanks_and_fillers() -> None:
     acts = ActPhrases.from_dict({
         "acts": {"closing": {"zh": ["算了", "不用了", "再见"], "en": ["never mind", "bye"]},
-                 "thanks": {"zh": ["谢谢"]}},
+                 "thanks": {"zh": ["谢谢"]}, "confirmation": {"zh": ["好的"]}},
         "fillers": {"zh": ["吧", "了"], "en": ["oh"]},
         "declines": {"zh": ["算了", "不用了"], "en": ["never mind"]},
     })  # fmt: skip
-    for text in ("算了不用了", "算了吧，不用了", "Oh, never mind.", "不用了"):
+    for text in ("算了不用了", "算了吧，不用了", "Oh, never mind.", "不用了", "不用了，谢谢"):
         assert acts.only_declines(text), text
     for text in (
         "再见",
-        "不用了，谢谢",
+        "谢谢",
+        "好的，不用了",
         "算了，再见",
         "never mind, bye",
         "不用了我自己查",

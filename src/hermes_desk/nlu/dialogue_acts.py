@@ -181,11 +181,14 @@ class ActPhrases:
 
     def only_declines(self, text: str) -> bool:
         """Whether the turn only turns down ("算了不用了", "never mind"): a decline, and
-        nothing but more of them and fillers ("算了吧"); "不用了，谢谢" thanks as well."""
+        nothing but more of them, thanks and fillers ("算了吧", "不用了，谢谢", "never mind,
+        thanks"); not with a goodbye or a yes ("算了，再见", "好的，不用了")."""
         lowered = text.lower()
         if not _contains_any(lowered, self.declines):
             return False
-        return self.only_fillers(_taken_out(lowered, self.declines))
+        rest = _taken_out(lowered, self.declines)
+        clauses = (c.strip() for c in CLAUSES.split(rest))
+        return all(self._clause_acts(c) in (set(), {"thanks"}) for c in clauses if c)
 
     def goes_ahead(self, text: str) -> bool:
         """Whether the turn tells the agent to go ahead ("great, do it", "那就办吧")."""
