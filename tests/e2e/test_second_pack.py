@@ -143,7 +143,12 @@ def test_several_lines_in_one_turn_and_a_reference_to_the_second(
     assert both["intent"]["name"] == "data_balance"
     assert both["slots"]["msisdn"] == LINE, "the first named is current"
     assert both["mentions"] == {"msisdn": [LINE, "2125550188"]}, "listed: true keeps both"
-    assert calls == [f"balance {CUSTOMER} {LINE}"]
+    # Each line named is looked up; the other customer's is not found, and said so.
+    assert calls == [f"balance {CUSTOMER} {LINE}", f"balance {CUSTOMER} 2125550188"]
+    assert both["suggestion"]["text"] == (
+        "The line ending 0134 has 3.5 GB of data left; it renews on 2026-12-15. "
+        "I could not find the line ending 0188 on your account. Could you check the number?"
+    )
 
     second = turn(client, sid, "and the second one?")
     assert second["intent"]["name"] == "data_balance"
