@@ -794,3 +794,17 @@ def test_each_order_a_turn_names_is_answered_not_only_the_first(service: Service
     assert "202405250077" in text and "waiting for payment" in text, text
     # u1003's order: the same "not found" as a number that does not exist
     assert "could not find" in text.lower() and "returning" not in text.lower(), text
+
+
+def test_a_wrong_address_on_a_shipped_order_is_told_what_can_be_done(service: Service) -> None:
+    """ "我的订单…的地址写错了" and "能帮我改到公司吗" were answered with the parcel's status twice;
+    "I put the wrong address on order …" with who pays return shipping ("a wrong … item")."""
+    sid = service.open_session("u1001")["session_id"]
+    wrong = service.turn(sid, "u1001", "我的订单202405201234的地址写错了")["suggestion"]["text"]
+    assert "改派" in wrong and "《修改收货地址》" in wrong, wrong
+    office = service.turn(sid, "u1001", "能帮我改到公司吗")["suggestion"]["text"]
+    assert "改派" in office and "预计" not in office, office
+    english = service.turn(sid, "u1001", "I put the wrong address on order 202405201234")
+    text = english["suggestion"]["text"]
+    assert "a wrong address cannot be changed" in text and "return shipping" not in text, text
+    assert english["proposals"] == []
