@@ -808,3 +808,16 @@ def test_a_wrong_address_on_a_shipped_order_is_told_what_can_be_done(service: Se
     text = english["suggestion"]["text"]
     assert "a wrong address cannot be changed" in text and "return shipping" not in text, text
     assert english["proposals"] == []
+
+
+def test_an_exchange_asked_for_a_delivered_order_is_told_how_not_the_return_rules(
+    service: Service,
+) -> None:
+    """ "那帮我换一个" after a faulty delivered item quoted the seven-day return rules: the
+    order's status (已签收) pulled the query to the return article."""
+    sid = service.open_session("u1001")["session_id"]
+    service.turn(sid, "u1001", "我买的耳机202405181001用了两天就坏了，保修吗")
+    out = service.turn(sid, "u1001", "那帮我换一个")
+    text = out["suggestion"]["text"]
+    assert "申请换货" in text and "七天无理由" not in text, text
+    assert out["proposals"] == []
