@@ -2,11 +2,11 @@
 B?"): each is looked up and answered, not only the first.
 
 Only a turn whose plan does nothing but look the first named record up, and that picks none of
-them ("A和B，第二个到哪了": the second alone): the others are planned
-as the same turn naming each of them, and each plan that looks only that record up, the same
-way, is acted on and answered after the first. A write, a workflow, a knowledge answer or a
-withdrawal goes on with the first record alone (one write per request for the agent to
-approve; a policy is quoted once). Pure: the plans are made by the caller's ``decide``.
+them ("A和B，第二个到哪了": the second alone): the others are planned as the same turn naming
+each of them, and each plan that looks only that record up, the same way, is acted on and
+answered after the first. A write, a workflow, a knowledge answer or a withdrawal goes on with
+the first record alone (one write per request for the agent to approve; a policy is quoted
+once). Pure: the plans are made by the caller's ``decide``.
 """
 
 from __future__ import annotations
