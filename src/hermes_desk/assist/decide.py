@@ -54,6 +54,7 @@ from hermes_desk.nlu import (
 from hermes_desk.nlu.language import detect_language
 from hermes_desk.packs import IntentSpec, Pack
 from hermes_desk.tools import ToolSpec
+from hermes_desk.workflows import WorkflowView
 from hermes_desk.workflows.machine import APPROVAL_PREFIX
 
 __all__ = ["KB_INTENT", "decide", "value_for_schema"]
@@ -413,7 +414,7 @@ def _continue_waiting(
     return None  # something else asked meanwhile: answered as usual
 
 
-def _about_the_waiting(reading: Reading, owner: str, waiting: Any) -> bool:
+def _about_the_waiting(reading: Reading, owner: str, waiting: WorkflowView) -> bool:
     """The turn may be about the workflow waiting for the agent: it reads as its intent, a
     knowledge question or nothing in scope, and names no record the workflow does not hold."""
     if reading.intent.name not in (owner, KB_INTENT) and not reading.intent.out_of_scope:

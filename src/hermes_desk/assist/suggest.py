@@ -59,6 +59,13 @@ class TurnSuggester:
         self.responder = responder
         self.compliance = compliance
         self.pack = pack
+        # What every turn's facts need of the pack, read once.
+        self._workflows = pack.workflows if pack is not None else {}
+        self._tails = (
+            {name: rule.tail for name, rule in pack.slot_rules.items() if rule.tail}
+            if pack is not None
+            else {}
+        )
         self.explain = explain
         self.specs = specs
         self.today = today
@@ -96,20 +103,14 @@ class TurnSuggester:
     def _facts(
         self, reading: Reading, plan: Plan, acting: Acting, remembered: Remembered
     ) -> ResponderInput:
-        workflows = self.pack.workflows if self.pack is not None else {}
-        tails = (
-            {name: rule.tail for name, rule in self.pack.slot_rules.items() if rule.tail}
-            if self.pack is not None
-            else {}
-        )
         return facts_of(
             reading,
             plan,
             acting,
             remembered,
-            workflows=workflows,
+            workflows=self._workflows,
             explain=self.explain,
-            tails=tails,
+            tails=self._tails,
             **self._overdue(acting),
         )
 
