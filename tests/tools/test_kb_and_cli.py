@@ -187,6 +187,29 @@ def test_a_passage_whose_best_sentence_leads_in_to_a_list_quotes_the_list(tmp_pa
     kb.close()
 
 
+def test_an_item_of_a_list_is_quoted_after_its_lead_in(tmp_path: Path) -> None:
+    """A condition quoted alone reads as a statement about the customer ("账户近 6 个月内没有多次
+    拒收记录。"): the passage opens with what it is a condition of. A paragraph ends the list."""
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    body = (
+        "货到付款是送到时再付款。\n\n适用条件：\n"
+        "- 单笔订单金额不超过 3000 元；\n- 账户近 6 个月内没有多次拒收记录。\n\n"
+        "如商品有破损，可以当场拒收。\n\n办理方式：\n- 在结算页选择。\n\n另有说明。\n- 一项没有引言的清单。\n"
+    )
+    (folder / "cod.md").write_text(f"# 货到付款\n\n{body}", encoding="utf-8")
+    kb = KnowledgeBase.from_dir(folder)
+    [hit] = kb.search("多次拒收记录", 1)
+    assert hit.passage.startswith("适用条件：账户近 6 个月内没有多次拒收记录。")
+    [first] = kb.search("3000 元", 1)
+    assert first.passage.startswith("适用条件：单笔订单金额不超过 3000 元；账户近 6 个月")
+    [after] = kb.search("破损当场拒收", 1)
+    assert after.passage.startswith("如商品有破损"), "a paragraph after a list is no item of it"
+    [loose] = kb.search("没有引言的清单", 1)
+    assert loose.passage == "一项没有引言的清单。", "a list after a plain sentence has none"
+    kb.close()
+
+
 def test_a_passage_stops_before_another_case_of_the_same_kind(tmp_path: Path) -> None:
     """Sentences that open alike state parallel cases: the passage for one order status does
     not run on into the sentence for another ("退款已经发起" said of an order being returned)."""

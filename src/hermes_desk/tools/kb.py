@@ -18,7 +18,9 @@ same inflection.
 Each hit carries a *passage*: whole sentences of the article — the sentence that shares most
 terms with the query, in the query's language when the article has one, and the next sentence
 while the passage stays within :data:`PASSAGE_CHARS` — never a cut in the middle of a sentence;
-its ``heading`` (the title's part in the query's language, for bilingual titles "中文 / English")
+an item of a list is quoted after the sentence that leads in to the list ("适用条件："), since
+alone it would read as a statement about the customer; its ``heading`` (the title's part in the
+query's language, for bilingual titles "中文 / English")
 and its ``source`` (``kb/<id>.md``). A hit below the base's ``min_score`` is not returned: a weak
 match shows nothing rather than something beside the point.
 
@@ -439,13 +441,26 @@ _LIST_MARK = re.compile(r"^(?:[-*•]\s+|\d{1,2}(?:[、)）]|\.(?!\d))\s*)")
 def sentences(body: str) -> list[str]:
     """The article's sentences, in order, stripped (empty ones left out); a list item's
     marker ("- ", "1. ") is not part of its sentence."""
-    out: list[str] = []
-    for line in body.splitlines():
-        line = _LIST_MARK.sub("", line.strip(), count=1)
+    return [text for text, _ in _sentences_and_lead_ins(body)]
+
+
+def _sentences_and_lead_ins(body: str) -> list[tuple[str, int | None]]:
+    """Each sentence with, for an item of a list, the index of the sentence that leads in to
+    the list ("适用条件：") — None for sentences outside a list, or a list with no lead-in."""
+    out: list[tuple[str, int | None]] = []
+    lead: int | None = None
+    for raw in body.splitlines():
+        stripped = raw.strip()
+        line = _LIST_MARK.sub("", stripped, count=1)
+        item = line != stripped
+        if not item and stripped:
+            lead = None  # a paragraph ends the list
         for m in _SENTENCE.finditer(line):
             text = m.group(0).strip()
             if text:
-                out.append(text)
+                out.append((text, lead if item else None))
+        if not item and out and out[-1][0].endswith((":", "：")):
+            lead = len(out) - 1
     return out
 
 
@@ -454,10 +469,12 @@ def passage(body: str, terms: list[str], *, english: bool, limit: int = PASSAGE_
     terms with it (in the query's language when the article has sentences in it), then the
     next sentences while the passage stays within ``limit`` characters, up to a lead-in to a
     list ("办理流程："), which is left out — unless the best sentence is that lead-in
-    ("到账时间如下："): then the list it leads to is the answer, and is quoted."""
-    found = sentences(body)
-    if not found:
+    ("到账时间如下："): then the list it leads to is the answer, and is quoted. When the best
+    sentence is an item of a list, the list's lead-in opens the passage."""
+    marked = _sentences_and_lead_ins(body)
+    if not marked:
         return ""
+    found = [text for text, _ in marked]
     wanted = set(terms)
     in_language = [i for i, t in enumerate(found) if (_CJK_CHAR.search(t) is None) == english]
     candidates = in_language or list(range(len(found)))
@@ -466,6 +483,10 @@ def passage(body: str, terms: list[str], *, english: bool, limit: int = PASSAGE_
         return len(wanted & set(analyze(found[index])))
 
     best = max(candidates, key=lambda i: (overlap(i), -i))
+    lead_in = marked[best][1]
+    # An item quoted alone reads as a statement ("账户近 6 个月内没有多次拒收记录。" as if
+    # about this customer): it is quoted after the lead-in it is an item of ("适用条件：").
+    head = [found[lead_in]] if lead_in is not None and lead_in in candidates else []
     chosen = [found[best]]
     size = len(found[best])
     opening = _opening(found[best], english=english)
@@ -481,7 +502,7 @@ def passage(body: str, terms: list[str], *, english: bool, limit: int = PASSAGE_
     while len(chosen) > 1 and chosen[-1].endswith((":", "：")):
         chosen.pop()  # a lead-in to a list that is not quoted
     joiner = " " if english else ""
-    return joiner.join(chosen)
+    return joiner.join(head + chosen)
 
 
 def _opening(sentence: str, *, english: bool) -> str | None:
