@@ -195,7 +195,8 @@ def test_an_item_of_a_list_is_quoted_after_its_lead_in(tmp_path: Path) -> None:
     body = (
         "货到付款是送到时再付款。\n\n适用条件：\n"
         "- 单笔订单金额不超过 3000 元；\n- 账户近 6 个月内没有多次拒收记录。\n\n"
-        "如商品有破损，可以当场拒收。\n\n办理方式：\n- 在结算页选择。\n\n另有说明。\n- 一项没有引言的清单。\n"
+        "如商品有破损，可以当场拒收。\n\n办理方式：\n- 在结算页选择。\n\n"
+        "另有说明。\n- 一项没有引言的清单。\n"
     )
     (folder / "cod.md").write_text(f"# 货到付款\n\n{body}", encoding="utf-8")
     kb = KnowledgeBase.from_dir(folder)
