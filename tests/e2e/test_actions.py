@@ -206,7 +206,7 @@ def test_while_a_return_waits_when_the_refund_comes_is_answered_and_approval_is_
     sid = service.open_session("u1001")["session_id"]
     [ret] = service.turn(sid, "u1001", "我要退货 订单202405181001 尺码小了")["proposals"]
     when = service.turn(sid, "u1001", "那退款什么时候到")
-    assert "《退款到账时间与退货进度》" in when["suggestion"]["text"], when["suggestion"]
+    assert "《退款多久能到账与退货进度》" in when["suggestion"]["text"], when["suggestion"]
     approval = service.turn(sid, "u1001", "多久能批下来")
     assert approval["suggestion"]["situation"] == "proposed", approval["suggestion"]
     assert "订单 202405181001" in approval["suggestion"]["text"]

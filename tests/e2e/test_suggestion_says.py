@@ -526,7 +526,7 @@ def test_asked_whether_a_refund_came_the_reply_says_the_orders_status_then_the_a
     text = chinese["suggestion"]["text"]
     assert chinese["proposals"] == [] and chinese["workflow"] is None
     assert text.startswith("订单 202405170666 当前状态：已退款。"), text
-    assert "《退款到账时间与退货进度》" in text, text
+    assert "《退款多久能到账与退货进度》" in text, text
     english = service.turn(sid, "u1006", "has the refund for order 202405170666 come through?")
     text = english["suggestion"]["text"]
     assert text.startswith("Order 202405170666 is refunded."), text
@@ -598,7 +598,7 @@ def test_a_returns_progress_asked_after_another_parcel_is_answered_for_the_retur
     text = asked["suggestion"]["text"]
     assert asked["intent"]["name"] == "return_exchange" and asked["proposals"] == []
     assert text.startswith("订单 202405100789 当前状态：退货中。"), text
-    assert "《退款到账时间与退货进度》" in text and "已签收" not in text, text
+    assert "《退款多久能到账与退货进度》" in text and "已签收" not in text, text
 
 
 def test_the_order_given_for_a_returns_progress_puts_no_second_return_forward(
@@ -609,7 +609,7 @@ def test_the_order_given_for_a_returns_progress_puts_no_second_return_forward(
     order's status, then where a return is and when its refund comes."""
     for first, given, status, source in (
         ("我的退货怎么样了", "订单号202405100789", "订单 202405100789 当前状态：退货中。",
-         "《退款到账时间与退货进度》"),
+         "《退款多久能到账与退货进度》"),
         ("where is my refund?", "it's 202405100789", "Order 202405100789 is being returned.",
          "How long refunds take, and where a return is"),
     ):  # fmt: skip
@@ -637,7 +637,7 @@ def test_a_refund_short_of_what_was_paid_is_explained_not_returned(service: Serv
     said = service.turn(sid, "u1001", "退款少了20块 订单202405181001")
     text = said["suggestion"]["text"]
     assert said["proposals"] == [] and said["workflow"] is None
-    assert "优惠券和积分抵扣的部分不退现金" in text and "《退款到账时间与退货进度》" in text, text
+    assert "优惠券和积分抵扣的部分不退现金" in text and "《退款多久能到账与退货进度》" in text, text
 
 
 def test_a_parcel_asked_elsewhere_or_sooner_is_told_how_not_its_status_again(

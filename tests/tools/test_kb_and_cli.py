@@ -300,6 +300,7 @@ def test_the_analyser_splits_digits_from_chinese_and_stems_spellings_alike() -> 
     assert analyze("fall") == analyze("falling") == ["fall"]
     # Words of phrasing are no terms: alone they would pick an article at random.
     assert analyze("what about it") == [] and analyze("tell me more") == []
+    assert analyze("how many days") == ["day"] and analyze("how much time") == ["time"]
     # Nor are the bigrams of counting: "碎了一张" is about breakage, not "一张店铺券".
     assert analyze("钢化膜碎了一张") == ["钢化", "化膜", "膜碎", "碎了"]
 
@@ -311,6 +312,27 @@ def test_the_packs_cancellation_questions_find_the_cancellation_article() -> Non
         hits = kb.search(query)
         assert hits and hits[0].id == "order-cancellation", query
     assert kb.search("what about it") == []
+
+
+@pytest.mark.parametrize(
+    ("question", "article"),
+    [
+        ("how many days do I have to return it?", "return-policy"),
+        ("how many days until it arrives?", "delivery-times"),
+        ("when will my refund arrive?", "refund-timing"),
+        ("多久能送到", "delivery-times"),
+        ("退款多久能到", "refund-timing"),
+        ("拒收了钱怎么退", "order-cancellation"),
+    ],
+)
+def test_the_packs_how_long_questions_find_their_article(question: str, article: str) -> None:
+    """A question of "how many days" is not about the shipping fees' "however many items";
+    "多久能送到" is about delivery, not cash on delivery's "送到时再付款"; a refused parcel's
+    money is the cancellation article's, not a cash-on-delivery condition."""
+    kb = KnowledgeBase.from_dir(PACK / "kb", min_score=0.25)
+    hits = kb.search(question)
+    assert hits and hits[0].id == article, [h.id for h in hits]
+    kb.close()
 
 
 @pytest.mark.parametrize(

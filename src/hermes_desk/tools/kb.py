@@ -193,6 +193,10 @@ _EN_STOP = frozenset(
         "thing",
         "something",
         "anything",
+        # "how many days", "how much": the count is phrasing ("many" alone found the shipping
+        # fees' "however many items it has" for "how many days for delivery?").
+        "many",
+        "much",
     ]
 )
 
