@@ -229,6 +229,23 @@ def test_a_withdrawal_beside_a_question_about_another_order_answers_both(
     assert "已签收" not in text, "the withdrawn return's order says nothing about order B"
 
 
+def test_a_question_after_a_withdrawn_return_is_answered_not_told_it_failed(
+    service: Service,
+) -> None:
+    """ "我不要退货，只想问问保修" after the customer had withdrawn the return was answered "抱歉，
+    订单…的退货退款这次没有办成，我已记录，稍后由专人跟进": the withdrawn workflow shown as a
+    failure, with a follow-up nobody will make. A write the customer took back was decided by
+    no one; the question is answered from the knowledge base."""
+    sid = service.open_session("u1001")["session_id"]
+    service.turn(sid, "u1001", "我要退货 订单202405181001")
+    out = service.turn(sid, "u1001", "我不想退货了，换一个新的吧")
+    assert [p["status"] for p in out["withdrawn"]] == ["withdrawn"]
+    after = service.turn(sid, "u1001", "我不要退货，只想问问保修")
+    text = after["suggestion"]["text"]
+    assert "没有办成" not in text and "专人跟进" not in text, text
+    assert "保修" in text and after["proposals"] == [], text
+
+
 def test_a_complaint_about_another_customers_order_puts_no_ticket_forward(
     service: Service,
 ) -> None:

@@ -474,14 +474,16 @@ def _same(previous: Any, value: Any, name: str) -> bool:
 
 def _decided_workflow(reading: Reading) -> tuple[str, str] | None:
     """The newest workflow of the turn's intent whose write the agent decided in this session
-    (name, id): "did it work?" after an approved reset asks about it, not about a policy."""
+    (name, id): "did it work?" after an approved reset asks about it, not about a policy. A
+    write the customer took back was decided by no one: a question after it is answered (the
+    workflow's "did not go through" would say it failed)."""
     name = reading.intent.workflow
     if name is None:
         return None
     for proposal in reversed(reading.proposals):
         if (
             proposal.workflow_id
-            and proposal.status != "proposed"
+            and proposal.status not in ("proposed", "withdrawn")
             and proposal.why.get("workflow") == name
         ):
             return name, proposal.workflow_id
