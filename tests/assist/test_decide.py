@@ -658,3 +658,41 @@ def test_while_a_return_waits_when_questions_are_answered_and_approval_ones_show
     other = reading(pack, "kb_question", "订单202405201234的退款审核通过了吗", act="question",
                     waiting=waiting, slots={"order_id": "202405201234"})  # fmt: skip
     assert decide(other, pack, tools, user="u1").workflow is None, "another order: not the return"
+
+
+_EXCHANGE = "I want to exchange order 202405231122 for a bigger size"
+
+
+@pytest.mark.parametrize(
+    ("before", "text", "carried", "answered_from_kb"),
+    [
+        # After an exchange no tool carries out, a turn read as returns only by the conversation
+        # goes on with the exchange: no return was asked for.
+        (_EXCHANGE, "it hasn't arrived yet", True, True),
+        ("我想换个颜色 订单202405100789", "东西还没到呢", True, True),
+        # A turn that reads as a return by itself is one; so is any turn after a return asked for.
+        (_EXCHANGE, "just return it then", False, False),
+        ("我要退货 订单202405181001", "东西有点问题", True, False),
+    ],
+)
+def test_a_turn_after_a_request_no_tool_carries_out_puts_no_write_forward(
+    pack: Pack,
+    tools: dict[str, ToolSpec],
+    before: str,
+    text: str,
+    carried: bool,
+    answered_from_kb: bool,
+) -> None:
+    language = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else "en"
+    turn = reading(
+        pack, "return_exchange", text, carried=carried, language=language,
+        previous_text=before, previous_intent="return_exchange",
+        slots={"order_id": "202405231122"},
+    )  # fmt: skip
+    plan = decide(turn, pack, tools, user="u1")
+    if answered_from_kb:
+        assert plan.answer_intent == "kb_question" and plan.workflow is None
+        [*_, kb] = plan.lookups
+        assert kb.tool == "kb_search" and kb.arguments["query"] == f"{before} {text}"
+    else:
+        assert plan.workflow is not None and plan.workflow.kind == "start"

@@ -246,6 +246,19 @@ def test_a_question_after_a_withdrawn_return_is_answered_not_told_it_failed(
     assert "保修" in text and after["proposals"] == [], text
 
 
+def test_a_follow_up_to_an_exchange_puts_no_return_forward(service: Service) -> None:
+    """ "I want to exchange order … for a bigger size" (answered from the knowledge base: no tool
+    exchanges), then "it hasn't arrived yet": read as returns by the conversation, the turn put
+    a return forward and told the customer "I have put in the request … open a return"."""
+    sid = service.open_session("u1003")["session_id"]
+    first = service.turn(sid, "u1003", "I want to exchange order 202405231122 for a bigger size")
+    assert first["proposals"] == [] and "Exchange" in first["suggestion"]["text"]
+    out = service.turn(sid, "u1003", "it hasn't arrived yet")
+    assert out["proposals"] == [] and out["workflow"] is None, out["proposals"]
+    text = out["suggestion"]["text"]
+    assert "return" not in text.lower() and "exchange" in text.lower(), text
+
+
 def test_a_complaint_about_another_customers_order_puts_no_ticket_forward(
     service: Service,
 ) -> None:

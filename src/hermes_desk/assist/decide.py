@@ -231,10 +231,25 @@ def _beyond_the_tools(reading: Reading) -> str | None:
             return None
         text, act = before, request_act(before)
     if intent.kb_requests != "all":
-        return text if asks_for(text, intent.kb_phrases, act=act) else None
+        if asks_for(text, intent.kb_phrases, act=act):
+            return text
+        return _after_a_kb_request(reading) if reading.carried and not slot_only else None
     if act != "request":
         return None
     return f"{before} {text}" if before and text != before else text
+
+
+def _after_a_kb_request(reading: Reading) -> str | None:
+    """A turn read as its intent only by the conversation ("it hasn't arrived yet" after "I want
+    to exchange it for a bigger size", which no tool carries out) goes on with that request: the
+    query is both turns' words, and the intent's write ("open a return"), which nobody asked
+    for, is not put forward. None when the turn before asked for nothing of the kind."""
+    before = _turn_before(reading)
+    if before is None or before == reading.text:
+        return None
+    if not asks_for(before, reading.intent.kb_phrases, act=request_act(before)):
+        return None
+    return f"{before} {reading.text}"
 
 
 def _question_before(reading: Reading) -> str | None:
