@@ -226,3 +226,38 @@ def test_a_decline_while_the_reset_waits_after_another_question_leaves_it(pack: 
     plan = _declined(pack, "算了不用了", [], previous_intent="kb_question",
                      waiting=_waiting("sms_code"))  # fmt: skip
     assert plan is None or plan.withdraw_workflow is None
+
+
+@pytest.mark.parametrize(
+    ("text", "situation"),
+    [
+        ("ok thanks for the info", "act_thanks"),
+        ("好 我再等等", "act_confirmation"),
+        ("你好请问有人吗", "act_greeting"),
+        ("算了 不说了", "act_closing"),
+        # Small talk, and a request read out of scope, are not answered with a courtesy.
+        ("今天天气好冷啊", None),
+        ("行 那你帮我取消吧", None),
+    ],
+)
+def test_an_out_of_scope_turn_with_a_courtesy_is_answered_as_it(
+    pack: Pack, text: str, situation: str | None
+) -> None:
+    """ "ok thanks for the info" was answered "Sorry, I cannot help with that one" (442 of the
+    pack's 4,807 labelled customer turns got that reply, most of them thanks or an ok)."""
+    plan = conversation_plan(reading(pack, "oos", text), pack.acts, lambda _text: [])
+    if situation is None:
+        assert plan is None
+    else:
+        assert plan is not None and plan.situation == situation
+        assert plan.lookups == () and plan.writes == () and plan.workflow is None
+
+
+def test_a_courtesy_waits_for_nothing_the_customer_owes(pack: Pack) -> None:
+    """While the reset waits for the code, "ok I'll check" is asked for the code again (decide)
+    and, beside a waiting proposal, an ok says it waits for the agent."""
+    waiting = reading(pack, "oos", "ok I'll check", waiting=_waiting("sms_code"))
+    assert conversation_plan(waiting, pack.acts, lambda _text: []) is None
+    pending = reading(pack, "oos", "好 我等结果", proposals=[_proposal("act_1", "202405181001")])
+    plan = conversation_plan(pending, pack.acts, lambda _text: [])
+    assert plan is not None and plan.situation == "act_confirmation_pending"

@@ -140,6 +140,32 @@ def test_a_decline_is_only_declines_thanks_and_fillers() -> None:
         assert not acts.only_declines(text), text
 
 
+@pytest.mark.parametrize(
+    ("text", "act"),
+    [
+        ("ok thanks for the info", "thanks"),
+        ("搞定了 谢谢你", "thanks"),
+        ("found it, thanks!", "thanks"),
+        ("好 我再等等", "confirmation"),
+        ("好了 改成功了", "confirmation"),
+        ("哦 懂了", "confirmation"),
+        ("ok I'll check with my bank", "confirmation"),
+        ("great, im in", "confirmation"),
+        ("你好请问有人吗", "greeting"),
+        ("算了 不说了", "closing"),
+        # What opens with no courtesy has none: small talk, a one-character opening before
+        # more words ("好冷啊" is "so cold"), a question.
+        ("好冷啊今天", None),
+        ("今天天气好冷啊", None),
+        ("what's the weather like in hangzhou today lol", None),
+        ("一个礼拜了还没到 到底还要等多久", None),
+        ("请问包裹丢了怎么办", None),
+    ],
+)
+def test_the_courtesy_a_turn_carries_beside_other_words(text: str, act: str | None) -> None:
+    assert ACTS.courtesy(text) == act
+
+
 def test_a_withdrawal_group_without_names_is_refused() -> None:
     with pytest.raises(PackError, match=r"withdrawals_of\[0\].*takes_back"):
         ActPhrases.from_dict({"withdrawals_of": [{"zh": ["不退了"]}]})

@@ -6,7 +6,9 @@ and a workflow waiting for the customer ends; with nothing waiting, the reply sa
 in. What else the turn says is answered after it (:func:`with_the_rest`). A turn that is only a
 dialogue act ("谢谢，没别的问题了", "yes please", "不是这个，是另一个") is answered as that act: no
 look-up, nothing proposed, and never "I cannot help with that" — but a go-ahead right after asking
-whether something may be done ("great, do it", :func:`goes_ahead`) is that request, for decide. A
+whether something may be done ("great, do it", :func:`goes_ahead`) is that request, for decide. So
+is an out-of-scope turn that thanks, agrees, greets or says goodbye beside other words and asks
+for nothing ("ok thanks for the info", "好 我再等等": :meth:`ActPhrases.courtesy`). A
 turn that only states how the customer wants to be contacted ("以后不要给我打电话，发短信就行") is
 noted and answered as such: it opens no ticket and promises no call. Anything else goes to
 :func:`hermes_desk.assist.decide.decide`. Pure: same reading, same plan.
@@ -20,7 +22,7 @@ from dataclasses import replace
 
 from hermes_desk.assist.records import Plan, Reading
 from hermes_desk.memory.fact import CandidateFact
-from hermes_desk.nlu import asks_if_allowed
+from hermes_desk.nlu import asks_for_action, asks_if_allowed
 from hermes_desk.nlu.dialogue_acts import ActPhrases
 
 __all__ = [
@@ -93,7 +95,28 @@ def conversation_plan(
             "a stated contact preference: noted; nothing looked up or proposed",
             situation="preference_noted",
         )
-    return None
+    return _courtesy_plan(reading, acts, waits_for_customer)
+
+
+def _courtesy_plan(reading: Reading, acts: ActPhrases, waits_for_customer: bool) -> Plan | None:
+    """An out-of-scope turn that thanks, agrees, greets or says goodbye beside other words
+    ("ok thanks for the info", "好 我再等等", "你好请问有人吗", "算了 不说了") is answered as that
+    courtesy, not "I cannot help with that": it asks for nothing (no request words, "行 那你帮我
+    取消吧" is not one). Not while a workflow waits for the customer: it asks again."""
+    if not reading.intent.out_of_scope or waits_for_customer or asks_for_action(reading.text):
+        return None
+    act = acts.courtesy(reading.text)
+    if act is None:
+        return None
+    if act == "confirmation" and any(p.pending for p in reading.proposals):
+        situation = "act_confirmation_pending"
+    else:
+        situation = f"act_{act}"
+    return Plan(
+        reading.intent.name,
+        f"out of scope, with a courtesy ({act}): answered as such, nothing looked up or proposed",
+        situation=situation,
+    )
 
 
 def goes_ahead(reading: Reading, acts: ActPhrases) -> bool:

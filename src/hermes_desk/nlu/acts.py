@@ -26,7 +26,9 @@ import functools
 import re
 from typing import Literal
 
-__all__ = ["DialogueAct", "asks_for", "asks_if_allowed", "reports", "request_act"]
+__all__ = [
+    "DialogueAct", "asks_for", "asks_for_action", "asks_if_allowed", "reports", "request_act",
+]  # fmt: skip
 
 DialogueAct = Literal["question", "request"]
 
@@ -110,6 +112,13 @@ _ALLOWED = re.compile(
     r"|\bis\s+it\s+(?:possible|ok|okay)\b|\bam\s+i\s+allowed\b",
     re.IGNORECASE,
 )
+
+
+def asks_for_action(text: str) -> bool:
+    """Whether the turn holds words that ask for an action ("帮我", "给我", "I want", "can you"),
+    once asking to be told is set aside (rule 2 above, without the rest)."""
+    stripped = " ".join(text.split())
+    return _REQUEST.search(_INFO.sub(" ", stripped)) is not None
 
 
 def asks_if_allowed(text: str) -> bool:

@@ -80,6 +80,8 @@ class ActPhrases:
     _by_first: dict[str, tuple[tuple[str, DialogueActName | None], ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    #: the thanks phrases (a turn that thanks anywhere answers as thanks)
+    _thanks: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
     #: every withdrawal phrase (most turns hold none: one look settles them), and the
     #: ``withdrawals_of`` groups without their switches
     _any_withdrawal: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
@@ -88,6 +90,7 @@ class ActPhrases:
     )
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "_thanks", tuple(p for p, a in self.phrases if a == "thanks"))
         by_first: dict[str, list[tuple[str, DialogueActName | None]]] = {}
         for pair in self.phrases:
             by_first.setdefault(pair[0][:1], []).append(pair)
@@ -190,6 +193,34 @@ class ActPhrases:
         clauses = (c.strip() for c in CLAUSES.split(rest))
         return all(self._clause_acts(c) in (set(), {"thanks"}) for c in clauses if c)
 
+    def courtesy(self, text: str) -> DialogueActName | None:
+        """The courtesy a turn that says more than dialogue acts carries: ``thanks`` when it
+        thanks anywhere ("ok thanks for the info", "搞定了 谢谢你"), else the act of the phrase
+        it opens with, past fillers — a confirmation ("好 我再等等", "got it, I'll wait"), a
+        greeting ("你好请问有人吗") or a closing ("算了 不说了") — else None. A one-character
+        Chinese opening counts only before a pause or a particle: "好冷啊" opens with no "好"."""
+        lowered = text.lower()
+        if _contains_any(lowered, self._thanks):
+            return "thanks"
+        i = 0
+        while i < len(lowered):
+            if lowered[i].isspace():
+                i += 1
+                continue
+            candidates = self._by_first.get(lowered[i], ())
+            step = next((p for p in candidates if _starts(lowered, i, p[0])), None)
+            if step is None:
+                return None
+            phrase, act = step
+            i += len(phrase)
+            if act is None:
+                continue  # a filler ("哦", "well") opens nothing
+            if act not in ("confirmation", "greeting", "closing"):
+                return None
+            alone = len(phrase) > 1 or phrase.isascii() or i == len(lowered)
+            return act if alone or lowered[i] in _AFTER_ONE_CHARACTER else None
+        return None
+
     def goes_ahead(self, text: str) -> bool:
         """Whether the turn tells the agent to go ahead ("great, do it", "那就办吧")."""
         return _contains_any(text.lower(), self.go_aheads)
@@ -220,6 +251,10 @@ class ActPhrases:
                 acts.add(act)
             i += len(phrase)
         return acts
+
+
+#: What may follow a one-character opening ("好 …", "好了…", "行吧…"): a pause or a particle.
+_AFTER_ONE_CHARACTER = frozenset(" ,，.。!！?？;；、~～了吧啊嘞呀哒滴的嘛哈")
 
 
 def _starts(clause: str, i: int, phrase: str) -> bool:
