@@ -336,6 +336,28 @@ def test_the_packs_how_long_questions_find_their_article(question: str, article:
 
 
 @pytest.mark.parametrize(
+    ("question", "article", "said"),
+    [
+        ("几点到几点有人", "customer-service-hours", "8:00 上班、24:00 下班"),
+        ("几点下班", "customer-service-hours", "24:00 下班"),
+        ("能换吗", "exchange-policy", "15 天内"),
+        ("我买错型号了 能换吗", "exchange-policy", "申请换货"),
+        # The benefits, not the levels' spending thresholds.
+        ("黄金会员有什么好处", "membership", "每月 3 次免费次日达"),
+    ],
+)
+def test_the_packs_everyday_phrasings_find_their_answer(
+    question: str, article: str, said: str
+) -> None:
+    """Asked as people ask in chat, these found nothing ("能换吗") or the wrong sentence."""
+    kb = KnowledgeBase.from_dir(PACK / "kb", min_score=0.25)
+    hits = kb.search(question)
+    assert hits and hits[0].id == article, [h.id for h in hits]
+    assert said in hits[0].passage, hits[0].passage
+    kb.close()
+
+
+@pytest.mark.parametrize(
     "problem",
     [
         "银行卡被扣了两次钱",
