@@ -235,9 +235,12 @@ def test_a_decline_while_the_reset_waits_after_another_question_leaves_it(pack: 
         ("好 我再等等", "act_confirmation"),
         ("你好请问有人吗", "act_greeting"),
         ("算了 不说了", "act_closing"),
-        # Small talk, and a request read out of scope, are not answered with a courtesy.
+        ("问一下", "act_greeting"),  # asking to ask: "what can I help you with?"
+        # Small talk, a request read out of scope, and a long question opening with a greeting
+        # are not answered with a courtesy.
         ("今天天气好冷啊", None),
         ("行 那你帮我取消吧", None),
+        ("你好，我上个月买了个电饭煲，用了不到一个月内胆涂层就掉了，这个能免费修吗？", None),
     ],
 )
 def test_an_out_of_scope_turn_with_a_courtesy_is_answered_as_it(
@@ -261,3 +264,13 @@ def test_a_courtesy_waits_for_nothing_the_customer_owes(pack: Pack) -> None:
     pending = reading(pack, "oos", "好 我等结果", proposals=[_proposal("act_1", "202405181001")])
     plan = conversation_plan(pending, pack.acts, lambda _text: [])
     assert plan is not None and plan.situation == "act_confirmation_pending"
+
+
+def test_a_day_beside_a_courtesy_is_no_business_of_its_own(pack: Pack) -> None:
+    """ "好 我明天打", "ok tomorrow then": the day is a slot, yet the turn asks for nothing; an
+    order number beside an ok is business (decide reads it)."""
+    day = reading(pack, "oos", "好 我明天打", slots={"date": "2026-12-07"})
+    plan = conversation_plan(day, pack.acts, lambda _text: [])
+    assert plan is not None and plan.situation == "act_confirmation"
+    order = reading(pack, "oos", "好 202405181001", slots={"order_id": "202405181001"})
+    assert conversation_plan(order, pack.acts, lambda _text: []) is None

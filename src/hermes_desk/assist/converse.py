@@ -35,6 +35,10 @@ PREFERENCE_PREFIX = "contact_preference_"
 #: What an agent approved: too late for the customer to take back.
 _APPROVED = frozenset({"approved", "executing", "executed", "failed"})
 
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+_WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
 _CLAUSES = re.compile(r"[,，.。!！?？;；、~～\n]+")
 
 #: What is left of a withdrawal once its phrase and values are out ("我", "这个订单", "my order").
@@ -68,10 +72,12 @@ def conversation_plan(
     withdrawal = _withdrawal_plan(reading, acts) or _decline_plan(reading, acts, workflows)
     if withdrawal is not None:
         return withdrawal
-    if reading.found:  # an order number, a code…: the turn is about business
-        return None
     waiting = reading.waiting
     waits_for_customer = waiting is not None and _waits_for_customer(waiting.waiting_for)
+    if reading.found:  # an order number, a code…: the turn is about business
+        # …but a day alone ("好 我明天打", "ok tomorrow then") is no business of its own
+        only_days = all(_is_day(value) for value in reading.found.values())
+        return _courtesy_plan(reading, acts, waits_for_customer) if only_days else None
     act = reading.dialogue_act
     if act.only and act.act is not None:
         if waits_for_customer and act.act in ("confirmation", "correction"):
@@ -98,16 +104,26 @@ def conversation_plan(
     return _courtesy_plan(reading, acts, waits_for_customer)
 
 
+def _says_much(text: str) -> bool:
+    return len(_HAN.findall(text)) > 20 or len(_WORD.findall(text)) > 10
+
+
+def _is_day(value: object) -> bool:
+    """A calendar day as the date slots hold it (``2026-12-07``)."""
+    return isinstance(value, str) and _DAY.fullmatch(value) is not None
+
+
 def _courtesy_plan(reading: Reading, acts: ActPhrases, waits_for_customer: bool) -> Plan | None:
     """An out-of-scope turn that thanks, agrees, greets or says goodbye beside other words
     ("ok thanks for the info", "好 我再等等", "你好请问有人吗", "算了 不说了") is answered as that
     courtesy, not "I cannot help with that": it asks for nothing (no request words, "行 那你帮我
-    取消吧" is not one). Not while a workflow waits for the customer: it asks again."""
+    取消吧" is not one) and, unless it thanks, says little else (at most 20 Chinese characters or
+    10 words). Not while a workflow waits for the customer: it asks again."""
     if not reading.intent.out_of_scope or waits_for_customer or asks_for_action(reading.text):
         return None
     act = acts.courtesy(reading.text)
-    if act is None:
-        return None
+    if act is None or (act != "thanks" and _says_much(reading.text)):
+        return None  # "你好，我上个月…这个能免费修吗？": more than a greeting to answer
     if act == "confirmation" and any(p.pending for p in reading.proposals):
         situation = "act_confirmation_pending"
     else:
