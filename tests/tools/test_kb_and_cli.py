@@ -315,49 +315,6 @@ def test_the_packs_cancellation_questions_find_the_cancellation_article() -> Non
 
 
 @pytest.mark.parametrize(
-    ("question", "article"),
-    [
-        ("how many days do I have to return it?", "return-policy"),
-        ("how many days until it arrives?", "delivery-times"),
-        ("when will my refund arrive?", "refund-timing"),
-        ("多久能送到", "delivery-times"),
-        ("退款多久能到", "refund-timing"),
-        ("拒收了钱怎么退", "order-cancellation"),
-    ],
-)
-def test_the_packs_how_long_questions_find_their_article(question: str, article: str) -> None:
-    """A question of "how many days" is not about the shipping fees' "however many items";
-    "多久能送到" is about delivery, not cash on delivery's "送到时再付款"; a refused parcel's
-    money is the cancellation article's, not a cash-on-delivery condition."""
-    kb = KnowledgeBase.from_dir(PACK / "kb", min_score=0.25)
-    hits = kb.search(question)
-    assert hits and hits[0].id == article, [h.id for h in hits]
-    kb.close()
-
-
-@pytest.mark.parametrize(
-    ("question", "article", "said"),
-    [
-        ("几点到几点有人", "customer-service-hours", "8:00 上班、24:00 下班"),
-        ("几点下班", "customer-service-hours", "24:00 下班"),
-        ("能换吗", "exchange-policy", "15 天内"),
-        ("我买错型号了 能换吗", "exchange-policy", "申请换货"),
-        # The benefits, not the levels' spending thresholds.
-        ("黄金会员有什么好处", "membership", "每月 3 次免费次日达"),
-    ],
-)
-def test_the_packs_everyday_phrasings_find_their_answer(
-    question: str, article: str, said: str
-) -> None:
-    """Asked as people ask in chat, these found nothing ("能换吗") or the wrong sentence."""
-    kb = KnowledgeBase.from_dir(PACK / "kb", min_score=0.25)
-    hits = kb.search(question)
-    assert hits and hits[0].id == article, [h.id for h in hits]
-    assert said in hits[0].passage, hits[0].passage
-    kb.close()
-
-
-@pytest.mark.parametrize(
     "problem",
     [
         "银行卡被扣了两次钱",
@@ -387,13 +344,31 @@ def test_a_payment_problem_finds_the_payment_problems_article(problem: str) -> N
         ("when will I get the refund?", "refund-timing", "How long a refund takes"),
         # The shipping-fees article ("not … yet") answered a refund's arrival.
         ("is my refund in my account yet", "refund-timing", "not in your account yet"),
+        # "how many days" is not about the shipping fees' "however many items"; "多久能送到" is
+        # about delivery, not cash on delivery's "送到时再付款"; a refused parcel's money is the
+        # cancellation article's, not a cash-on-delivery condition.
+        ("how many days do I have to return it?", "return-policy", "within 7 days"),
+        ("how many days until it arrives?", "delivery-times", "delivery usually takes"),
+        ("when will my refund arrive?", "refund-timing", "How long a refund takes"),
+        ("多久能送到", "delivery-times", "1–2 天"),
+        ("退款多久能到", "refund-timing", "原路退回"),
+        ("拒收了钱怎么退", "order-cancellation", "拒收"),
+        # Asked as people ask in chat, these found nothing ("能换吗") or the wrong sentence
+        # (the levels' spending thresholds, not the benefits).
+        ("几点到几点有人", "customer-service-hours", "8:00 上班、24:00 下班"),
+        ("几点下班", "customer-service-hours", "24:00 下班"),
+        ("能换吗", "exchange-policy", "15 天内"),
+        ("我买错型号了 能换吗", "exchange-policy", "申请换货"),
+        ("黄金会员有什么好处", "membership", "每月 3 次免费次日达"),
     ],
 )
-def test_a_question_about_the_money_back_gets_the_sentence_about_it(
+def test_a_question_as_customers_ask_it_gets_the_sentence_about_it(
     question: str, article: str, said: str
 ) -> None:
-    kb = KnowledgeBase.from_dir(PACK / "kb")
-    [hit] = kb.search(question, 1)
+    """Each found another article, the wrong sentence or nothing above the service's default
+    ``min_score`` (0.25)."""
+    kb = KnowledgeBase.from_dir(PACK / "kb", min_score=0.25)
+    hits = kb.search(question, 1)
     kb.close()
-    assert hit.id == article
-    assert said in hit.passage
+    assert hits and hits[0].id == article, [h.id for h in hits]
+    assert said in hits[0].passage, hits[0].passage

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -202,23 +202,16 @@ class ActPhrases:
         lowered = text.lower()
         if _contains_any(lowered, self._thanks):
             return "thanks"
-        i = 0
-        while i < len(lowered):
-            if lowered[i].isspace():
-                i += 1
-                continue
-            candidates = self._by_first.get(lowered[i], ())
-            step = next((p for p in candidates if _starts(lowered, i, p[0])), None)
+        for step in self._phrases(lowered):
             if step is None:
                 return None
-            phrase, act = step
-            i += len(phrase)
+            phrase, act, end = step
             if act is None:
                 continue  # a filler ("哦", "well") opens nothing
             if act not in ("confirmation", "greeting", "closing"):
                 return None
-            alone = len(phrase) > 1 or phrase.isascii() or i == len(lowered)
-            return act if alone or lowered[i] in _AFTER_ONE_CHARACTER else None
+            alone = len(phrase) > 1 or phrase.isascii() or end == len(lowered)
+            return act if alone or lowered[end] in _AFTER_ONE_CHARACTER else None
         return None
 
     def goes_ahead(self, text: str) -> bool:
@@ -237,20 +230,28 @@ class ActPhrases:
     def _clause_acts(self, clause: str) -> set[DialogueActName] | None:
         """The acts a clause is made of (empty: fillers only), or None when it says more."""
         acts: set[DialogueActName] = set()
-        i = 0
-        while i < len(clause):
-            if clause[i].isspace():
-                i += 1
-                continue
-            candidates = self._by_first.get(clause[i], ())
-            step = next((p for p in candidates if _starts(clause, i, p[0])), None)
+        for step in self._phrases(clause):
             if step is None:
                 return None
-            phrase, act = step
-            if act is not None:
-                acts.add(act)
-            i += len(phrase)
+            if step[1] is not None:
+                acts.add(step[1])
         return acts
+
+    def _phrases(self, text: str) -> Iterator[tuple[str, DialogueActName | None, int] | None]:
+        """The pack's phrases ``text`` is made of, from its start (spaces skipped): each with its
+        act (None: a filler) and where it ends; then None where no phrase starts."""
+        i = 0
+        while i < len(text):
+            if text[i].isspace():
+                i += 1
+                continue
+            candidates = self._by_first.get(text[i], ())
+            step = next((p for p in candidates if _starts(text, i, p[0])), None)
+            if step is None:
+                yield None
+                return
+            i += len(step[0])
+            yield step[0], step[1], i
 
 
 #: What may follow a one-character opening ("好 …", "好了…", "行吧…"): a pause or a particle.
