@@ -259,6 +259,22 @@ def test_a_follow_up_to_an_exchange_puts_no_return_forward(service: Service) -> 
     assert "return" not in text.lower() and "exchange" in text.lower(), text
 
 
+@pytest.mark.parametrize(
+    ("user", "text"),
+    [("u1001", "退款到现在还没到账"), ("u1003", "my refund still isn't here")],
+)
+def test_a_refund_not_arrived_is_not_asked_which_order_to_return(
+    service: Service, user: str, text: str
+) -> None:
+    """ "退款到现在还没到账" was asked "请提供需要退换货的 12 位订单号，我来为您办理" — a return
+    nobody asked for (10 of the pack's labelled turns). The ask for the order names no return."""
+    sid = service.open_session(user)["session_id"]
+    out = service.turn(sid, user, text)
+    said = out["suggestion"]["text"]
+    assert out["proposals"] == [] and "12" in said, said
+    assert "退换货" not in said and "return" not in said.lower(), said
+
+
 def test_a_complaint_about_another_customers_order_puts_no_ticket_forward(
     service: Service,
 ) -> None:
