@@ -105,6 +105,7 @@ def conversation_plan(
 
 
 def _says_much(text: str) -> bool:
+    """More than a courtesy's few words: over 20 Chinese characters or 10 Latin words."""
     return len(_HAN.findall(text)) > 20 or len(_WORD.findall(text)) > 10
 
 
