@@ -240,6 +240,8 @@ def test_a_decline_while_the_reset_waits_after_another_question_leaves_it(pack: 
         # are not answered with a courtesy.
         ("今天天气好冷啊", None),
         ("行 那你帮我取消吧", None),
+        ("ok cancel it then", None),  # "All right." would say it is done
+        ("好 那取消吧", None),
         ("你好，我上个月买了个电饭煲，用了不到一个月内胆涂层就掉了，这个能免费修吗？", None),
     ],
 )

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_desk.nlu import asks_for, asks_if_allowed, asks_when, reports, request_act
+from hermes_desk.nlu import (
+    asks_for,
+    asks_for_something,
+    asks_if_allowed,
+    asks_when,
+    reports,
+    request_act,
+)
 
 QUESTIONS = [
     # policy and process, Chinese
@@ -160,3 +167,24 @@ def test_a_question_whether_it_may_be_done_is_told_from_one_about_a_state(
 )  # fmt: skip
 def test_a_question_of_when_is_told_apart(text: str, when: bool) -> None:
     assert asks_when(text) is when
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("行 那你帮我取消吧", True),
+        ("好 帮我查一下", True),
+        ("ok cancel it then", True),
+        ("好 那取消吧", True),
+        ("ok please refund me", True),
+        # What the customer will do themselves, or only acknowledges, asks nothing of us.
+        ("ok I'll send my ID photo. thanks", False),
+        ("好的 那我自己寄吧", False),
+        ("行 那我去取消了", False),
+        ("好 那就等着发货吧", False),
+        ("ok thanks for the info", False),
+        ("你好请问有人吗", False),
+    ],
+)
+def test_asking_us_for_something_is_told_from_a_courtesy(text: str, asks: bool) -> None:
+    assert asks_for_something(text) is asks

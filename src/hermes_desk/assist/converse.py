@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from hermes_desk.assist.records import Plan, Reading
 from hermes_desk.memory.fact import CandidateFact
-from hermes_desk.nlu import asks_for_action, asks_if_allowed
+from hermes_desk.nlu import asks_for_something, asks_if_allowed
 from hermes_desk.nlu.dialogue_acts import ActPhrases
 
 __all__ = [
@@ -117,10 +117,11 @@ def _is_day(value: object) -> bool:
 def _courtesy_plan(reading: Reading, acts: ActPhrases, waits_for_customer: bool) -> Plan | None:
     """An out-of-scope turn that thanks, agrees, greets or says goodbye beside other words
     ("ok thanks for the info", "好 我再等等", "你好请问有人吗", "算了 不说了") is answered as that
-    courtesy, not "I cannot help with that": it asks for nothing (no request words, "行 那你帮我
-    取消吧" is not one) and, unless it thanks, says little else (at most 20 Chinese characters or
-    10 words). Not while a workflow waits for the customer: it asks again."""
-    if not reading.intent.out_of_scope or waits_for_customer or asks_for_action(reading.text):
+    courtesy, not "I cannot help with that": it asks us for nothing ("行 那你帮我取消吧" and "ok
+    cancel it then" do: "All right." would say it is done) and, unless it thanks, says little
+    else (at most 20 Chinese characters or 10 words). Not while a workflow waits for the
+    customer: it asks again."""
+    if not reading.intent.out_of_scope or waits_for_customer or asks_for_something(reading.text):
         return None
     act = acts.courtesy(reading.text)
     if act is None or (act != "thanks" and _says_much(reading.text)):

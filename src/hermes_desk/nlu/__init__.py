@@ -8,7 +8,7 @@ Importing this package loads neither sklearn nor jieba; backends import them whe
 from hermes_desk.nlu.acts import (
     DialogueAct,
     asks_for,
-    asks_for_action,
+    asks_for_something,
     asks_if_allowed,
     asks_when,
     reports,
@@ -70,7 +70,7 @@ __all__ = [
     "TurnReader",
     "apply_threshold",
     "asks_for",
-    "asks_for_action",
+    "asks_for_something",
     "asks_if_allowed",
     "asks_when",
     "build_classifier",

@@ -27,7 +27,7 @@ import re
 from typing import Literal
 
 __all__ = [
-    "DialogueAct", "asks_for", "asks_for_action", "asks_if_allowed", "reports", "request_act",
+    "DialogueAct", "asks_for", "asks_for_something", "asks_if_allowed", "reports", "request_act",
 ]  # fmt: skip
 
 DialogueAct = Literal["question", "request"]
@@ -114,11 +114,29 @@ _ALLOWED = re.compile(
 )
 
 
-def asks_for_action(text: str) -> bool:
-    """Whether the turn holds words that ask for an action ("帮我", "给我", "I want", "can you"),
-    once asking to be told is set aside (rule 2 above, without the rest)."""
+def asks_for_something(text: str) -> bool:
+    """Whether the turn asks us for something: the words of a request, a look-up included
+    ("帮我", "帮我查一下", "I want", "can you"), or an imperative ("ok cancel it then", "好 那取消
+    吧"; not "I'll send it", "那我自己寄吧")."""
     stripped = " ".join(text.split())
-    return _REQUEST.search(_INFO.sub(" ", stripped)) is not None
+    if _REQUEST.search(stripped) is not None:
+        return True
+    return _IMPERATIVE.search(stripped) is not None and _SELF.search(stripped) is None
+
+
+# Telling us to do it: a verb of the back office before what it acts on, or before 吧 in Chinese
+# ("取消吧", "退了吧") when no 我 / 自己 does it.
+_IMPERATIVE = re.compile(
+    r"\b(?:cancel|refund|return|send|resend|change|reset|ship|replace|exchange|deliver|process"
+    r"|escalate|check)\s+(?:it|them|that|this|my|the|me)\b"
+    r"|(?<!我)(?<!去)(?<!自己)(?:取消|退|换|发|寄|改|催|处理|查)(?:一下|掉|了)?吧",
+    re.IGNORECASE,
+)
+# …unless the customer says they will do it themselves.
+_SELF = re.compile(
+    r"\b(?:i'll|i will|i'm|i am|i can|i'd|we'll|let me|gonna|going to)\b|我自己|我去|我来|我再",
+    re.IGNORECASE,
+)
 
 
 def asks_if_allowed(text: str) -> bool:
