@@ -276,3 +276,15 @@ def test_a_day_beside_a_courtesy_is_no_business_of_its_own(pack: Pack) -> None:
     assert plan is not None and plan.situation == "act_confirmation"
     order = reading(pack, "oos", "好 202405181001", slots={"order_id": "202405181001"})
     assert conversation_plan(order, pack.acts, lambda _text: []) is None
+
+
+@pytest.mark.parametrize("text", ["我说了不退了", "I said I'll keep it", "不退了"])
+def test_taking_back_again_what_was_withdrawn_puts_nothing_forward(pack: Pack, text: str) -> None:
+    """ "我说了不退了" after "不退了" was read as usual and put the return forward again ("我已为
+    订单…提交申请"): it says it stays withdrawn. A turn that says more is still answered."""
+    withdrawn = [_proposal("act_1", "202405181001", status="withdrawn")]
+    plan = _plan(pack, text, withdrawn)
+    assert plan is not None and plan.situation == "already_withdrawn"
+    assert plan.withdraw == () and plan.writes == () and plan.workflow is None
+    assert _plan(pack, "不退了，还是换货吧", withdrawn) is None
+    assert _plan(pack, "我不要退货，只想问问保修", withdrawn) is None

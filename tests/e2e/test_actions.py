@@ -275,6 +275,17 @@ def test_a_refund_not_arrived_is_not_asked_which_order_to_return(
     assert "退换货" not in said and "return" not in said.lower(), said
 
 
+def test_taking_back_a_withdrawn_return_again_does_not_put_it_forward(service: Service) -> None:
+    """ "我说了不退了" after "不退了" put the return forward again and told the customer "我已为订单
+    …提交申请"."""
+    sid = service.open_session("u1001")["session_id"]
+    service.turn(sid, "u1001", "我要退货 订单202405181001")
+    assert [p["status"] for p in service.turn(sid, "u1001", "不退了")["withdrawn"]] == ["withdrawn"]
+    again = service.turn(sid, "u1001", "我说了不退了")
+    assert again["proposals"] == [] and again["workflow"] is None, again["proposals"]
+    assert "已经为您撤回" in again["suggestion"]["text"], again["suggestion"]
+
+
 def test_a_complaint_about_another_customers_order_puts_no_ticket_forward(
     service: Service,
 ) -> None:

@@ -43,8 +43,8 @@ _CLAUSES = re.compile(r"[,，.。!！?？;；、~～\n]+")
 
 #: What is left of a withdrawal once its phrase and values are out ("我", "这个订单", "my order").
 _LEFT_OVER = re.compile(
-    r"[我这那个订单号的了吧啊呀呢哦就还是先真想起来]+"
-    r"|(?:(?:i|my|the|this|that|it|order|number|one|just|remember|now|after|all)\s*)+"
+    r"[我这那个订单号的了吧啊呀呢哦就还是先真想起来说]+"
+    r"|(?:(?:i|my|the|this|that|it|order|number|one|just|remember|now|after|all|said)\s*)+"
 )
 
 Extract = Callable[[str], Sequence[CandidateFact]]
@@ -200,6 +200,14 @@ def _withdrawal_plan(reading: Reading, acts: ActPhrases) -> Plan | None:
             reading.intent.name,
             "the customer withdrew a request an agent had decided: it stands, nothing proposed",
             withdraw=(approved[-1].id,),
+        )
+    if only and any(p.status == "withdrawn" for p in chosen):
+        # "我说了不退了" after "不退了": read as usual it put the return forward again
+        return Plan(
+            reading.intent.name,
+            "the customer takes back again what they withdrew: it stays withdrawn, nothing "
+            "proposed",
+            situation="already_withdrawn",
         )
     if not only:
         return None

@@ -82,6 +82,8 @@ SITUATIONS: dict[str, tuple[str, ...]] = {
     # A workflow that waited for the customer, taken back by them; or nothing to take back.
     "workflow_withdrawn": (),
     "nothing_to_withdraw": (),
+    # Taken back again after it was withdrawn: never put forward anew, never "never put in".
+    "already_withdrawn": (),
 }
 
 _WORKFLOW_SITUATION = {
@@ -115,6 +117,7 @@ _GENERIC = {
         "withdraw_too_late": "抱歉，这个申请客服已经处理，无法撤回：{proposal}。我请专员跟进。",
         "workflow_withdrawn": "好的，已为您取消，不会继续办理。请问还有什么可以帮您？",
         "nothing_to_withdraw": "好的，不会办理。这次没有为您提交过这项申请，无需撤回。",
+        "already_withdrawn": "好的，这项申请已经为您撤回，不会办理。请问还有什么可以帮您？",
     },
     "en": {
         "ok": "Sure, let me help you with that. Is there anything else I can do for you?",
@@ -140,6 +143,8 @@ _GENERIC = {
         "workflow_withdrawn": "All right, I have cancelled it; it will not go on. Anything else?",
         "nothing_to_withdraw": "All right, nothing will be done: no such request was put in,"
         " so there is nothing to withdraw.",
+        "already_withdrawn": "All right, that request is already withdrawn; nothing will be done."
+        " Is there anything else?",
     },
 }
 
