@@ -288,3 +288,6 @@ def test_taking_back_again_what_was_withdrawn_puts_nothing_forward(pack: Pack, t
     assert plan.withdraw == () and plan.writes == () and plan.workflow is None
     assert _plan(pack, "不退了，还是换货吧", withdrawn) is None
     assert _plan(pack, "我不要退货，只想问问保修", withdrawn) is None
+    # Withdrawn once, then put in again and rejected by an agent: the last was not withdrawn.
+    rejected = [*withdrawn, _proposal("act_2", "202405181001", status="rejected")]
+    assert _plan(pack, text, rejected).situation != "already_withdrawn"

@@ -201,8 +201,9 @@ def _withdrawal_plan(reading: Reading, acts: ActPhrases) -> Plan | None:
             "the customer withdrew a request an agent had decided: it stands, nothing proposed",
             withdraw=(approved[-1].id,),
         )
-    if only and any(p.status == "withdrawn" for p in chosen):
-        # "我说了不退了" after "不退了": read as usual it put the return forward again
+    if only and chosen and chosen[-1].status == "withdrawn":
+        # "我说了不退了" after "不退了": read as usual it put the return forward again (the
+        # last of them: one an agent rejected since was not withdrawn)
         return Plan(
             reading.intent.name,
             "the customer takes back again what they withdrew: it stays withdrawn, nothing "
