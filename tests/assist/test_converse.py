@@ -79,19 +79,23 @@ def test_with_nothing_waiting_the_last_approved_is_named_not_withdrawn(pack: Pac
 
 
 @pytest.mark.parametrize(
-    "text, slots",
-    [("算了不退了", {}), ("我不退了", {}), ("never mind, I'll keep it", {}), ("撤回申请", {}),
-     ("订单202405181001不退了", {"order_id": "202405181001"}), ("算了，不投诉了", {})],
+    "text, slots, after_a_rejected_return",
+    [("算了不退了", {}, "not_going_ahead"), ("我不退了", {}, "not_going_ahead"),
+     ("never mind, I'll keep it", {}, "not_going_ahead"), ("撤回申请", {}, "not_going_ahead"),
+     ("订单202405181001不退了", {"order_id": "202405181001"}, "not_going_ahead"),
+     ("订单202405201234不退了", {"order_id": "202405201234"}, "nothing_to_withdraw"),
+     ("算了，不投诉了", {}, "nothing_to_withdraw")],
 )  # fmt: skip
 def test_taking_back_what_was_never_put_in_is_answered_as_such(
-    pack: Pack, text: str, slots: dict[str, str]
+    pack: Pack, text: str, slots: dict[str, str], after_a_rejected_return: str
 ) -> None:
     """Nothing waits and nothing was approved: the reply says nothing was put in — the turn is
-    not read as a new request ("我不退了" asked for an order number to return)."""
+    not read as a new request ("我不退了" asked for an order number to return). After an agent
+    rejected the return it names, it says the request will not be done (it was put in)."""
     rejected = [_proposal("act_1", "202405181001", status="rejected")]
-    for proposals in ([], rejected):
+    for proposals, situation in (([], "nothing_to_withdraw"), (rejected, after_a_rejected_return)):
         plan = _plan(pack, text, proposals, slots=slots)
-        assert plan is not None and plan.situation == "nothing_to_withdraw"
+        assert plan is not None and plan.situation == situation
         assert plan.withdraw == () and plan.lookups == () and plan.writes == ()
 
 
@@ -290,4 +294,18 @@ def test_taking_back_again_what_was_withdrawn_puts_nothing_forward(pack: Pack, t
     assert _plan(pack, "我不要退货，只想问问保修", withdrawn) is None
     # Withdrawn once, then put in again and rejected by an agent: the last was not withdrawn.
     rejected = [*withdrawn, _proposal("act_2", "202405181001", status="rejected")]
-    assert _plan(pack, text, rejected).situation != "already_withdrawn"
+    assert _plan(pack, text, rejected).situation == "not_going_ahead"
+
+
+@pytest.mark.parametrize("status", ["rejected", "expired"])
+@pytest.mark.parametrize("text", ["不退了", "never mind, I'll keep it"])
+def test_taking_back_what_an_agent_turned_down_never_says_it_was_never_put_in(
+    pack: Pack, text: str, status: str
+) -> None:
+    """ "不退了" after an agent rejected the return was told "这次没有为您提交过这项申请" — it was
+    put in. It is told the request will not be done; nothing is withdrawn or put forward."""
+    plan = _plan(pack, text, [_proposal("act_1", "202405181001", status=status)])
+    assert plan is not None and plan.situation == "not_going_ahead"
+    assert plan.withdraw == () and plan.writes == () and plan.workflow is None
+    # With nothing put in at all, it is still told nothing was put in.
+    assert _plan(pack, text, []).situation == "nothing_to_withdraw"

@@ -286,6 +286,21 @@ def test_taking_back_a_withdrawn_return_again_does_not_put_it_forward(service: S
     assert "已经为您撤回" in again["suggestion"]["text"], again["suggestion"]
 
 
+def test_taking_back_a_rejected_return_is_not_told_it_was_never_put_in(service: Service) -> None:
+    """ "不退了" after the agent rejected the return was told "这次没有为您提交过这项申请"."""
+    sid = service.open_session("u1003")["session_id"]
+    [proposal] = service.turn(sid, "u1003", "我要退货，订单202405231122")["proposals"]
+    rejected = service.client.post(
+        f"/v1/proposals/{proposal['id']}/reject",
+        json={"user_id": "u1003", "agent_id": "agent-7", "reason": "不符合退货条件"},
+    )
+    assert rejected.status_code == 200, rejected.text
+    out = service.turn(sid, "u1003", "不退了")
+    said = out["suggestion"]["text"]
+    assert out["proposals"] == [] and out["withdrawn"] == [], out
+    assert "没有" not in said and "撤回" not in said and "不会办理" in said, said
+
+
 def test_a_complaint_about_another_customers_order_puts_no_ticket_forward(
     service: Service,
 ) -> None:

@@ -34,6 +34,8 @@ PREFERENCE_PREFIX = "contact_preference_"
 
 #: What an agent approved: too late for the customer to take back.
 _APPROVED = frozenset({"approved", "executing", "executed", "failed"})
+#: Decided without being carried out: an agent rejected it, or no one decided in time.
+_TURNED_DOWN = frozenset({"rejected", "expired"})
 
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 _WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
@@ -163,8 +165,9 @@ def _withdrawal_plan(reading: Reading, acts: ActPhrases) -> Plan | None:
     code). A turn that says more than the withdrawal ("不退了，我要换货"; a switch, "算了还是换货
     吧", unless asked as a question) has the rest answered too (``answers_rest``). With none
     waiting, the last such proposal an agent approved: it is not withdrawn, and the reply says
-    it went ahead already. With nothing at all, a turn that says nothing else is told nothing
-    was put in — it is not asked for an order to return; one that says more is read as usual."""
+    it went ahead already; the last turned down by an agent (or expired), that it will not be
+    done. With nothing at all, a turn that says nothing else is told nothing was put in — it is
+    not asked for an order to return; one that says more is read as usual."""
     targets = acts.takes_back(reading.text, switches=reading.act != "question")
     if targets is None:
         return None
@@ -209,6 +212,15 @@ def _withdrawal_plan(reading: Reading, acts: ActPhrases) -> Plan | None:
             "the customer takes back again what they withdrew: it stays withdrawn, nothing "
             "proposed",
             situation="already_withdrawn",
+        )
+    if only and chosen and chosen[-1].status in _TURNED_DOWN:
+        # "不退了" after an agent rejected the return (or it expired): it was put in, so "never
+        # put in" would be untrue; it will not be done
+        return Plan(
+            reading.intent.name,
+            "the customer takes back what an agent turned down: it will not be done, nothing "
+            "proposed",
+            situation="not_going_ahead",
         )
     if not only:
         return None

@@ -84,6 +84,8 @@ SITUATIONS: dict[str, tuple[str, ...]] = {
     "nothing_to_withdraw": (),
     # Taken back again after it was withdrawn: never put forward anew, never "never put in".
     "already_withdrawn": (),
+    # Taken back after an agent turned it down: it was put in, so never "never put in".
+    "not_going_ahead": (),
 }
 
 _WORKFLOW_SITUATION = {
@@ -118,6 +120,7 @@ _GENERIC = {
         "workflow_withdrawn": "好的，已为您取消，不会继续办理。请问还有什么可以帮您？",
         "nothing_to_withdraw": "好的，不会办理。这次没有为您提交过这项申请，无需撤回。",
         "already_withdrawn": "好的，这项申请已经为您撤回，不会办理。请问还有什么可以帮您？",
+        "not_going_ahead": "好的，这项申请不会办理。请问还有什么可以帮您？",
     },
     "en": {
         "ok": "Sure, let me help you with that. Is there anything else I can do for you?",
@@ -144,6 +147,8 @@ _GENERIC = {
         "nothing_to_withdraw": "All right, nothing will be done: no such request was put in,"
         " so there is nothing to withdraw.",
         "already_withdrawn": "All right, that request is already withdrawn; nothing will be done."
+        " Is there anything else?",
+        "not_going_ahead": "All right, that request will not go ahead; nothing will be done."
         " Is there anything else?",
     },
 }

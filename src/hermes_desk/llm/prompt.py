@@ -78,6 +78,8 @@ _SITUATIONS = {
         "确认不会办理，不要索要订单号，不要说已撤回",
         "already_withdrawn": "客户再次说不办了，这项申请之前已经撤回：确认已撤回、不会办理，"
         "不要重新提交",
+        "not_going_ahead": "客户说不办了，这项申请客服之前已经驳回（或已过期）：确认不会办理，"
+        "不要说没有提交过，不要说已撤回，不要重新提交",
         "refused": "业务系统拒绝了这个操作：如实说明，不要说已经办好",
         "input_rejected": "客户提供的验证码不正确：明确说出来，并告知剩余次数（tries_left）",
         "preference_noted": "客户说明了联系方式偏好：确认已记下，不要创建工单，不要承诺回电",
@@ -107,6 +109,9 @@ _SITUATIONS = {
         " something was withdrawn",
         "already_withdrawn": "the customer takes back again a request already withdrawn: confirm"
         " it stays withdrawn and nothing will be done; never put it in again",
+        "not_going_ahead": "the customer takes back a request an agent turned down (or that"
+        " expired): confirm nothing will be done; never say it was never put in or that it was"
+        " withdrawn; never put it in again",
         "refused": "the back office refused the action: say so, never say it is done",
         "input_rejected": "the code the customer gave is wrong: say so and give the tries left"
         " (tries_left)",
