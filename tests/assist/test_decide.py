@@ -594,6 +594,34 @@ def test_an_exchange_asked_for_is_answered_from_the_kb_and_puts_no_refund_forwar
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "我不要退货，只要退款",
+        "不想退货 能直接退钱吗",
+        "I don't want to return it, I just want my money back",
+    ],
+)
+def test_a_turn_that_turns_the_return_down_never_puts_it_forward(
+    pack: Pack, tools: dict[str, ToolSpec], text: str
+) -> None:
+    """ "我不要退货，只要退款" (nothing put in yet) was read as a return request and proposed the
+    return ("我已为订单…提交申请"). What it asks is answered from the knowledge base, after the
+    order the conversation names; nothing is proposed or started."""
+    named = {"order_id": "202405181001"}
+    for slots, looked_up in (({}, ["kb_search"]), (named, ["get_order", "kb_search"])):
+        plan = decide(reading(pack, "return_exchange", text, slots=slots), pack, tools, user="u1")
+        assert plan.answer_intent == "kb_question", text
+        assert plan.workflow is None and plan.writes == (), text
+        assert [lookup.tool for lookup in plan.lookups] == looked_up, text
+    # Taking back something else ("不投诉了") leaves the return asked for as it is.
+    plan = decide(
+        reading(pack, "return_exchange", "不投诉了，我要退货", slots={"order_id": "202405181001"}),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert plan.workflow is not None and plan.workflow.kind == "start"
+
+
+@pytest.mark.parametrize(
     "before, said, language",
     [("can I return order 202405181001?", "great, do it", "en"),
      ("订单202405181001能退吗", "那就办吧", "zh")],

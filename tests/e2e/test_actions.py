@@ -286,6 +286,27 @@ def test_taking_back_a_withdrawn_return_again_does_not_put_it_forward(service: S
     assert "已经为您撤回" in again["suggestion"]["text"], again["suggestion"]
 
 
+@pytest.mark.parametrize(
+    ("user", "text", "said"),
+    [("u1001", "我不要退货，只要退款", "仅退款"),
+     ("u1005", "I don't want to return it, I just want my money back", "help article")],
+)  # fmt: skip
+def test_a_customer_who_wants_no_return_is_not_put_down_for_one(
+    service: Service, user: str, text: str, said: str
+) -> None:
+    """ "我不要退货，只要退款" after a parcel question proposed a return for that order and told
+    the customer "我已为订单…提交申请": the refund-only answer comes from the knowledge base."""
+    sid = service.open_session(user)["session_id"]
+    out = service.turn(sid, user, text)
+    assert out["proposals"] == [] and out["workflow"] is None, out["proposals"]
+    assert said in out["suggestion"]["text"], out["suggestion"]
+    if user == "u1001":
+        service.turn(sid, user, "我的快递到哪了 订单202405201234")
+        again = service.turn(sid, user, "我不要退货，只要退款")
+        assert again["proposals"] == [] and again["workflow"] is None, again["proposals"]
+        assert "提交申请" not in again["suggestion"]["text"], again["suggestion"]
+
+
 def test_taking_back_a_rejected_return_is_not_told_it_was_never_put_in(service: Service) -> None:
     """ "不退了" after the agent rejected the return was told "这次没有为您提交过这项申请"."""
     sid = service.open_session("u1003")["session_id"]

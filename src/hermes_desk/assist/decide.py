@@ -31,7 +31,9 @@ Rules (SPEC §8):
 - while a write waits for the agent, asking for what no tool does ("能换大一码吗" during a
   return) is answered, not the waiting write shown again;
 - a go-ahead right after asking whether something may be done ("can I return order …?", then
-  "great, do it") is that request.
+  "great, do it") is that request;
+- a turn never puts forward what it takes back ("我不要退货，只要退款": no return is proposed;
+  what it asks is answered from the knowledge base).
 """
 
 from __future__ import annotations
@@ -133,6 +135,13 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
             "from the knowledge base, nothing proposed",
             lookups=_kb_lookups(reading, pack, tools, query, user=user),
         )
+    if acts and _turns_down(reading, pack, tools) and _has_kb(pack, tools):
+        return Plan(
+            KB_INTENT,
+            "the turn says the customer does not want what the intent would put forward: the "
+            "rest is answered from the knowledge base, nothing proposed",
+            lookups=_kb_lookups(reading, pack, tools, reading.text, user=user),
+        )
     problem = _problem(reading) if intent.kb_problems and _has_kb(pack, tools) else None
     if problem is not None:
         return Plan(
@@ -212,6 +221,21 @@ def _acts(intent: IntentSpec, tools: Mapping[str, ToolSpec]) -> bool:
     return bool(intent.workflow) or any(
         tools[name].effect == "write" for name in intent.calls if name in tools
     )
+
+
+def _turns_down(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec]) -> bool:
+    """The turn takes back what its intent would put forward ("我不要退货，只要退款": the return)
+    — with nothing of it waiting, or beside the withdrawal of what waited. Read as usual, it put
+    that very request forward ("我已为订单…提交申请")."""
+    declined = pack.acts.takes_back(reading.text, switches=reading.act != "question")
+    if declined is None:
+        return False
+    intent = reading.intent
+    puts_forward = {name for name in intent.calls if tools.get(name, None) is not None}
+    puts_forward = {name for name in puts_forward if tools[name].effect == "write"}
+    if intent.workflow:
+        puts_forward.add(intent.workflow)
+    return not declined or bool(declined & puts_forward)
 
 
 def _beyond_the_tools(reading: Reading) -> str | None:

@@ -202,10 +202,12 @@ _EN_STOP = frozenset(
 
 
 # Chinese bigrams of counting and phrasing: "碎了一张" is about breakage, not about the coupon
-# article's "一张店铺券".
+# article's "一张店铺券"; "我不要退货" is about returns, not about the address article's "需要退回"
+# or the password advice's "不要与其他网站…".
 _ZH_STOP = frozenset(
-    ["了一", "一张", "一个", "一件", "一只", "一双", "一瓶", "一盒", "一台", "一条", "一下", "一点"]
-)
+    ["了一", "一张", "一个", "一件", "一只", "一双", "一瓶", "一盒", "一台", "一条", "一下", "一点",
+     "要退", "不要"]
+)  # fmt: skip
 
 
 def _stem(word: str) -> str:
