@@ -40,6 +40,10 @@ def _plan(pack: Pack, text: str, proposals: list[Proposal], **extra: Any) -> Any
         "我还是留着吧",
         "actually never mind, I'll keep it",
         "cancel my return request please",
+        # the return named, then a closing: it read as a complaint and put a ticket forward
+        "退货的事就不用了",
+        "退货就算了 谢谢",
+        "never mind the return",
     ],
 )
 def test_a_request_taken_back_withdraws_what_waits(pack: Pack, text: str) -> None:
@@ -282,7 +286,9 @@ def test_a_day_beside_a_courtesy_is_no_business_of_its_own(pack: Pack) -> None:
     assert conversation_plan(order, pack.acts, lambda _text: []) is None
 
 
-@pytest.mark.parametrize("text", ["我说了不退了", "I said I'll keep it", "不退了"])
+@pytest.mark.parametrize(
+    "text", ["我说了不退了", "I said I'll keep it", "不退了", "退货的事就不用了"]
+)
 def test_taking_back_again_what_was_withdrawn_puts_nothing_forward(pack: Pack, text: str) -> None:
     """ "我说了不退了" after "不退了" was read as usual and put the return forward again ("我已为
     订单…提交申请"): it says it stays withdrawn. A turn that says more is still answered."""
