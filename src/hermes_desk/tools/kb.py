@@ -197,6 +197,9 @@ _EN_STOP = frozenset(
         # fees' "however many items it has" for "how many days for delivery?").
         "many",
         "much",
+        # A verb's particle ("speed it up", "pick up", "sign up"): alone, "up" found the
+        # membership article's "sign-up" for "can you speed it up?".
+        "up",
     ]
 )
 
@@ -213,8 +216,8 @@ _ZH_STOP = frozenset(
 def _stem(word: str) -> str:
     """A light English stem: plural and verb endings off (``deliveries`` → ``deliveri``,
     ``delivery`` → ``deliveri``, ``takes`` → ``take``, ``returned`` → ``return``)."""
-    if not word.isascii() or len(word) <= 3:
-        return word
+    if not word.isascii() or len(word) <= 3 or word.endswith("eed"):
+        return word  # "speed", "proceed": no "-ed" to take off ("spe" matched nothing)
     for suffix, keep in (("ies", "i"), ("ied", "i"), ("y", "i"), ("ing", ""), ("ed", ""),
                          ("es", "e"), ("s", "")):  # fmt: skip
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
