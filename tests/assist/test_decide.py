@@ -141,6 +141,23 @@ def test_a_complaint_after_the_ticket_was_opened_adds_a_note_to_it(
     assert write.arguments == {"ticket_id": "T-9", "user_id": "u7", "note": "还是没人理我"}
 
 
+@pytest.mark.parametrize("text", ["我的投诉处理得怎么样了", "what is my ticket number"])
+def test_a_question_about_the_opened_ticket_recalls_it_and_runs_nothing(
+    pack: Pack, tools: dict[str, ToolSpec], text: str
+) -> None:
+    """After an agent approved the ticket, "what is my ticket number" was answered with the
+    article alone (or the order-number one): the reply now has the ticket it opened. A ticket
+    still waiting, or rejected, is recalled by no one."""
+    done = _ticket("executed", {"ticket_id": "T-9", "status": "open"})
+    plan = decide(reading(pack, "complaint", text, act="question", proposals=[done]), pack, tools,
+                  user="u7")  # fmt: skip
+    assert plan.recall == ("act_1",) and plan.writes == () and plan.workflow is None
+    assert [lookup.tool for lookup in plan.lookups] == ["kb_search"]
+    for status in ("proposed", "rejected", "failed"):
+        other = reading(pack, "complaint", text, act="question", proposals=[_ticket(status)])
+        assert decide(other, pack, tools, user="u7").recall == (), status
+
+
 def _waiting(slot: str) -> WorkflowView:
     return WorkflowView.model_validate({
         "id": "wf_1", "name": "password_reset", "status": "waiting_input", "tenant": "default",

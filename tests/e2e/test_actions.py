@@ -307,6 +307,25 @@ def test_a_customer_who_wants_no_return_is_not_put_down_for_one(
         assert "提交申请" not in again["suggestion"]["text"], again["suggestion"]
 
 
+def test_asked_after_the_ticket_was_opened_the_reply_gives_its_number(service: Service) -> None:
+    """ "工单号是多少" after the agent opened the ticket was answered with where to find an *order*
+    number; "我的投诉处理得怎么样了" with the process alone. Both give the ticket's number now,
+    and nothing runs again."""
+    before = last_seq(service)
+    sid = service.open_session("u1003")["session_id"]
+    out = service.turn(sid, "u1003", "我要投诉 快递员态度很差 订单202405231122")
+    [proposal] = out["proposals"]
+    waiting = service.turn(sid, "u1003", "我的投诉处理得怎么样了")["suggestion"]["text"]
+    assert "工单号" not in waiting, waiting  # no ticket yet: none is named
+    ticket = approve(service, proposal, "u1003").json()["result"]["ticket_id"]
+    for text in ("我的投诉处理得怎么样了", "工单号是多少"):
+        after = service.turn(sid, "u1003", text)
+        said = after["suggestion"]["text"]
+        assert f"工单号 {ticket}" in said and after["proposals"] == [], said
+        assert "订单号是 12 位数字" not in said, said
+    assert [e["endpoint"] for e in executed_writes(service, before)] == ["create_ticket"]
+
+
 def test_taking_back_a_rejected_return_is_not_told_it_was_never_put_in(service: Service) -> None:
     """ "不退了" after the agent rejected the return was told "这次没有为您提交过这项申请"."""
     sid = service.open_session("u1003")["session_id"]

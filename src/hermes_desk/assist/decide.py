@@ -126,6 +126,7 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
             "a question about a policy or a process: answered from the knowledge base (after "
             "the record it names, when the intent has a kb_record), nothing proposed",
             lookups=_kb_lookups(reading, pack, tools, question or reading.text, user=user),
+            recall=_carried_out(reading, tools),
         )
     query = _beyond_the_tools(reading) if intent.kb_requests and _has_kb(pack, tools) else None
     if query is not None:
@@ -527,6 +528,23 @@ def _decided_workflow(reading: Reading) -> tuple[str, str] | None:
         ):
             return name, proposal.workflow_id
     return None
+
+
+def _carried_out(reading: Reading, tools: Mapping[str, ToolSpec]) -> tuple[str, ...]:
+    """The newest write of the turn's intent that an agent approved and that ran in this
+    session (its id), when it answered with a record: "我的投诉处理得怎么样了", "what is my
+    ticket number" after the ticket was opened are answered with its number too."""
+    for proposal in reversed(reading.proposals):
+        spec = tools.get(proposal.tool)
+        if (
+            proposal.status == "executed"
+            and proposal.tool in reading.intent.calls
+            and spec is not None
+            and spec.effect == "write"
+            and isinstance(proposal.result, dict)
+        ):
+            return (proposal.id,)
+    return ()
 
 
 def _has_kb(pack: Pack, tools: Mapping[str, ToolSpec]) -> bool:

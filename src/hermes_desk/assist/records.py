@@ -125,6 +125,9 @@ class Plan:
     #: The turn says more than the withdrawal ("不退了，我要换货"): the plan for the rest, with
     #: the withdrawal (:func:`hermes_desk.assist.converse.with_the_rest`).
     answers_rest: bool = False
+    #: Proposals of this session an agent approved and that ran ("我的投诉处理得怎么样了" after
+    #: the ticket was opened): the reply shows their results; nothing runs again.
+    recall: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -253,6 +253,9 @@ def facts_of(
                 if "*" not in value or key not in shown:  # a masked one only fills a gap
                     shown[key] = value
     outputs.update({n: r.result for n, r in acting.results.items() if r.ok})
+    # A request carried out earlier that the turn asks about: its result, as it came (the
+    # ticket's number); nothing ran for it in this turn.
+    outputs.update({p.tool: p.result for p in reading.proposals if p.id in plan.recall})
     pending = [p for p in acting.proposals if p.pending]
     if plan.situation == "act_confirmation_pending":
         pending = [p for p in reading.proposals if p.pending][-1:]
