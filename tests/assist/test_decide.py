@@ -51,7 +51,7 @@ def test_a_question_about_a_named_orders_refund_looks_the_order_up_before_the_ar
     assert plan.answer_intent == "kb_question" and plan.writes == () and plan.workflow is None
     assert [(lookup.tool, lookup.arguments, lookup.status_of) for lookup in plan.lookups] == [
         ("get_order", {"order_id": "202405170666"}, None),
-        ("kb_search", {"query": text}, "get_order"),
+        ("kb_search", {"query": text, "language": "zh"}, "get_order"),
     ]
 
 
@@ -355,7 +355,7 @@ def test_a_request_no_tool_carries_out_is_answered_from_the_knowledge_base(
         # The order first (its status joins the search: a shipped order is answered as one).
         assert [(lookup.tool, lookup.arguments, lookup.status_of) for lookup in plan.lookups] == [
             ("get_order", {"order_id": "202405250077"}, None),
-            ("kb_search", {"query": text}, "get_order"),
+            ("kb_search", {"query": text, "language": "zh"}, "get_order"),
         ]
     else:
         assert plan.answer_intent == "order_status", plan.rule
@@ -377,16 +377,16 @@ def test_damage_in_transit_is_answered_from_the_kb_with_the_turns_words(
     broken = plan_for("钢化膜碎了一张")
     assert broken.answer_intent == "kb_question" and broken.writes == ()
     assert [(lu.tool, lu.arguments) for lu in broken.lookups] == [
-        ("kb_search", {"query": "钢化膜碎了一张"})
+        ("kb_search", {"query": "钢化膜碎了一张", "language": "zh"})
     ]
     follow_up = plan_for(
         "能补发吗", act="question", previous_text="钢化膜碎了一张", previous_intent="logistics"
     )
-    assert follow_up.lookups[0].arguments == {"query": "钢化膜碎了一张 能补发吗"}
+    assert follow_up.lookups[0].arguments == {"query": "钢化膜碎了一张 能补发吗", "language": "zh"}
     alone = plan_for(
         "能补发吗", act="question", previous_text="到哪了", previous_intent="logistics"
     )
-    assert alone.lookups[0].arguments == {"query": "能补发吗"}
+    assert alone.lookups[0].arguments == {"query": "能补发吗", "language": "zh"}
     for text in ("外包装没有破损，就是慢", "我的快递到哪了"):
         plan = plan_for(text)
         assert plan.answer_intent == "logistics"
@@ -423,6 +423,28 @@ def test_where_a_parcel_is_left_is_answered_from_the_knowledge_base(
         assert [lu.tool for lu in plan.lookups] == ["get_shipment"]
 
 
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [("我已经付过钱了啊", "zh"), ("订单还是待付款 但是我钱已经付了", "zh"),
+     ("the app shows 待付款 but i paid", "en"), ("it says unpaid but I was charged", "en")],
+)  # fmt: skip
+def test_paid_yet_shown_unpaid_is_answered_from_the_kb_not_with_the_status_again(
+    pack: Pack, tools: dict[str, ToolSpec], text: str, language: str
+) -> None:
+    """ "我已经付过钱了啊" after "…目前待付款" got the same status again; the payment-problems
+    article says what happens to the money. Searched in the turn's language."""
+    turn = reading(pack, "order_status", text, language=language,
+                   slots={"order_id": "202405250077"})  # fmt: skip
+    plan = decide(turn, pack, tools, user="u1")
+    assert plan.answer_intent == "kb_question" and plan.writes == ()
+    assert [(lu.tool, lu.arguments) for lu in plan.lookups] == [
+        ("kb_search", {"query": text, "language": language})
+    ]
+    asked = decide(reading(pack, "order_status", "订单什么时候发货", act="question",
+                           slots={"order_id": "202405250077"}), pack, tools, user="u1")  # fmt: skip
+    assert [lu.tool for lu in asked.lookups] == ["get_shipment"], "a question about the order"
+
+
 def test_every_request_of_an_intent_whose_tools_only_answer_questions_goes_to_the_kb(
     pack: Pack, tools: dict[str, ToolSpec]
 ) -> None:
@@ -431,7 +453,7 @@ def test_every_request_of_an_intent_whose_tools_only_answer_questions_goes_to_th
         reading(pack, "payment_methods", "I was charged twice"), pack, tools, user="u1"
     )
     assert problem.answer_intent == "kb_question"
-    assert problem.lookups[0].arguments == {"query": "I was charged twice"}
+    assert problem.lookups[0].arguments == {"query": "I was charged twice", "language": "zh"}
     question = decide(
         reading(pack, "payment_methods", "which ways can I pay?", act="question"),
         pack, tools, user="u1",
@@ -446,7 +468,10 @@ def test_a_turn_going_on_with_the_problem_is_searched_with_the_words_before(
     follow = decide(
         reading(pack, "payment_methods", "多扣的钱什么时候退给我", **before), pack, tools, user="u1"
     )
-    assert follow.lookups[0].arguments == {"query": "银行卡被扣了两次钱 多扣的钱什么时候退给我"}
+    assert follow.lookups[0].arguments == {
+        "query": "银行卡被扣了两次钱 多扣的钱什么时候退给我",
+        "language": "zh",
+    }
     # A bare value answers the turn before: read with its words.
     bare = decide(
         reading(pack, "order_status", "202405250077", slots={"order_id": "202405250077"},
@@ -454,28 +479,28 @@ def test_a_turn_going_on_with_the_problem_is_searched_with_the_words_before(
         pack, tools, user="u1",
     )  # fmt: skip
     assert bare.answer_intent == "kb_question"
-    assert bare.lookups[-1].arguments == {"query": "帮我取消订单"}
+    assert bare.lookups[-1].arguments == {"query": "帮我取消订单", "language": "zh"}
     # After another intent, the turn stands alone.
     alone = decide(
         reading(pack, "payment_methods", "我的付款失败了", previous_intent="order_status",
                 previous_text="订单到哪了"),
         pack, tools, user="u1",
     )  # fmt: skip
-    assert alone.lookups[0].arguments == {"query": "我的付款失败了"}
+    assert alone.lookups[0].arguments == {"query": "我的付款失败了", "language": "zh"}
     # A request named in the turn is searched with its own words ("到哪了" would find tracking).
     named = decide(
         reading(pack, "logistics", "地址改成高新路100号", previous_intent="logistics",
                 previous_text="我的订单202405201234到哪了"),
         pack, tools, user="u1",
     )  # fmt: skip
-    assert named.lookups[-1].arguments == {"query": "地址改成高新路100号"}
-    # Nor across languages: the passage is quoted in the query's language.
+    assert named.lookups[-1].arguments == {"query": "地址改成高新路100号", "language": "zh"}
+    # Nor across languages: the passage is quoted in the turn's language.
     english = decide(
         reading(pack, "order_status", "can I still cancel it?", act="question", language="en",
                 previous_intent="order_status", previous_text="帮我取消订单"),
         pack, tools, user="u1",
     )  # fmt: skip
-    assert english.lookups[-1].arguments == {"query": "can I still cancel it?"}
+    assert english.lookups[-1].arguments == {"query": "can I still cancel it?", "language": "en"}
 
 
 def test_a_knowledge_question_looks_up_the_order_the_turn_names_and_searches_the_question(
@@ -493,24 +518,24 @@ def test_a_knowledge_question_looks_up_the_order_the_turn_names_and_searches_the
 
     assert lookups("订单202405201234运费怎么算", slots=order) == [
         ("get_order", {"order_id": "202405201234"}, None),
-        ("kb_search", {"query": "订单202405201234运费怎么算"}, None),
+        ("kb_search", {"query": "订单202405201234运费怎么算", "language": "zh"}, None),
     ]
     assert lookups(
         "订单号202405201234", slots=order, previous_intent="kb_question",
         previous_text="我地址写错了，能改吗",
     ) == [
         ("get_order", {"order_id": "202405201234"}, None),
-        ("kb_search", {"query": "我地址写错了，能改吗"}, None),
+        ("kb_search", {"query": "我地址写错了，能改吗", "language": "zh"}, None),
     ]  # fmt: skip
     # An order named earlier in the conversation is not looked up for the next question.
     assert lookups("怎么开发票", found={}, slots=order) == [
-        ("kb_search", {"query": "怎么开发票"}, None),
+        ("kb_search", {"query": "怎么开发票", "language": "zh"}, None),
     ]
     # After another intent a bare number stands alone (the intent's own search).
     assert lookups(
         "订单号202405201234", slots=order, previous_intent="logistics",
         previous_text="我的快递到哪了",
-    )[-1] == ("kb_search", {"query": "订单号202405201234"}, None)  # fmt: skip
+    )[-1] == ("kb_search", {"query": "订单号202405201234", "language": "zh"}, None)  # fmt: skip
 
 
 def test_an_unsure_reading_of_an_intent_that_acts_is_answered_not_acted_on(
@@ -552,7 +577,7 @@ def test_the_order_given_for_a_question_answers_it_and_puts_no_write_forward(
         assert plan.writes == () and plan.workflow is None, text
         assert [(lookup.tool, lookup.arguments, lookup.status_of) for lookup in plan.lookups] == [
             ("get_order", order, None),
-            ("kb_search", {"query": before}, "get_order"),
+            ("kb_search", {"query": before, "language": language}, "get_order"),
         ], text
     # A request, or a question whether it may be done, then the number: the return's workflow.
     for before in ("我要退货", "我这个才用两周 能不能直接退", "can I return them?"):
@@ -569,7 +594,9 @@ def test_the_order_given_for_a_question_answers_it_and_puts_no_write_forward(
         pack, tools, user="u1",
     )  # fmt: skip
     assert ticket.writes == () and ticket.answer_intent == "kb_question"
-    assert [lookup.arguments for lookup in ticket.lookups] == [{"query": "我的投诉处理得怎么样了"}]
+    assert [lookup.arguments for lookup in ticket.lookups] == [
+        {"query": "我的投诉处理得怎么样了", "language": "zh"}
+    ]
     # A workflow without a kb_record: the phone after the question is what the reset needs.
     phone = {"phone": "13812457796"}
     reset = decide(
@@ -693,7 +720,7 @@ def test_while_a_return_waits_when_questions_are_answered_and_approval_ones_show
     plan = decide(when, pack, tools, user="u1")
     assert plan.answer_intent == "kb_question" and plan.workflow is None
     assert [(lookup.tool, lookup.arguments) for lookup in plan.lookups] == [
-        ("kb_search", {"query": "那退款什么时候到"})
+        ("kb_search", {"query": "那退款什么时候到", "language": "zh"})
     ]
     for intent, text in (("kb_question", "多久能批下来"), ("return_exchange", "退货申请通过了吗"),
                          ("oos", "has it been approved yet?")):  # fmt: skip

@@ -137,6 +137,33 @@ def test_an_english_policy_answer_quotes_the_english_sentences(service: Service)
 
 
 @pytest.mark.parametrize(
+    "text", ["is the tv covered by 三包", "and during 双11? how long does shipping take"]
+)
+def test_an_english_turn_naming_chinese_words_is_answered_in_english(
+    service: Service, text: str
+) -> None:
+    """Asked in English with a Chinese term, the passage was quoted in Chinese."""
+    sid = service.open_session("u1003")["session_id"]
+    out = service.turn(sid, "u1003", text)
+    said = out["suggestion"]["text"]
+    assert out["knowledge"] and "help article" in said, said
+    assert not re.search(r"[\u4e00-\u9fff]", out["knowledge"][0]["passage"]), said
+
+
+def test_paid_yet_shown_unpaid_gets_the_payment_article_not_the_status_again(
+    service: Service,
+) -> None:
+    """ "我已经付过钱了啊" after "…目前待付款（129 元）…" got the same line again."""
+    sid = service.open_session("u1001")["session_id"]
+    first = service.turn(sid, "u1001", "订单202405250077怎么还没发货")["suggestion"]["text"]
+    assert "待付款" in first, first
+    out = service.turn(sid, "u1001", "我已经付过钱了啊")
+    said = out["suggestion"]["text"]
+    assert "不要再付一次" in said and said != first, said
+    assert out["knowledge"][0]["article_id"] == "payment-problems"
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "退货运费谁承担？",

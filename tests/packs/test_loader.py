@@ -231,8 +231,8 @@ def test_the_bundled_pack_chooses_each_slots_extractor_from_its_schema() -> None
     }
     assert {n for n, r in pack.slot_rules.items() if r.listed} == {"order_id", "phone"}
     assert pack.slot_rules["phone"].tail == 4
-    assert pack.turn_arguments(user="u1", text="hi") == {
-        "user_id": "u1", "query": "hi", "summary": "hi", "note": "hi"
+    assert pack.turn_arguments(user="u1", text="hi", language="en") == {
+        "user_id": "u1", "query": "hi", "summary": "hi", "note": "hi", "language": "en"
     }  # fmt: skip
     schema = pack.intents["password_reset"].slot_schema["properties"]["phone"]
     assert "extractor" not in schema and "listed" not in schema and "tail" not in schema

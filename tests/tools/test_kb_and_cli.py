@@ -164,6 +164,11 @@ def test_a_hit_carries_whole_sentences_its_heading_and_source(tmp_path: Path) ->
     assert "We pay the postage for defects." in en.passage
     assert all(not ("\u4e00" <= ch <= "\u9fff") for ch in en.passage), "the query's language"
     assert en.to_dict()["passage"] == en.passage and en.to_dict()["source"] == "kb/returns.md"
+    # An English turn naming a Chinese word ("退货 postage?") is quoted in the turn's language.
+    [mixed] = kb.search("who pays the 退货 postage?", 1, language="en")
+    assert "We pay the postage for defects." in mixed.passage and mixed.heading == "Returns"
+    [mixed_zh] = kb.search("who pays the 退货 postage?", 1)
+    assert mixed_zh.heading == "退货须知", "without a language, the query's script decides"
     kb.close()
 
 

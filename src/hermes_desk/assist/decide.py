@@ -102,7 +102,7 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
     intent = reading.intent
     waiting = reading.waiting
     if waiting is not None and waiting.waiting_for:
-        plan = _continue_waiting(reading, pack, tools, waiting.waiting_for)
+        plan = _continue_waiting(reading, pack, tools, waiting.waiting_for, user=user)
         if plan is not None:
             return plan
     if intent.out_of_scope:
@@ -149,7 +149,7 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
             KB_INTENT,
             "a problem no tool of the intent handles: answered from the knowledge base with the "
             "turn's words, nothing proposed",
-            lookups=(Lookup(_KB_TOOL, {"query": problem}),),
+            lookups=(_kb_search(reading, pack, tools, problem, user=user),),
         )
     if intent.name == KB_INTENT and _has_kb(pack, tools):
         plan = _record_question(reading, pack, tools, user=user)
@@ -164,12 +164,12 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
             KB_INTENT,
             "a question read in the conversation, without the record it would need: answered "
             "from the knowledge base",
-            lookups=(Lookup(_KB_TOOL, {"query": reading.text}),),
+            lookups=(_kb_search(reading, pack, tools, reading.text, user=user),),
         )
     if missing:
         return Plan(intent.name, "required slots missing", missing_slots=missing)
     # Arguments that come from the turn, not from slots (the pack's ``arguments``).
-    context = pack.turn_arguments(user=user, text=reading.text)
+    context = pack.turn_arguments(user=user, text=reading.text, language=reading.language)
     lookups: list[Lookup] = []
     writes: list[ProposedWrite] = []
     for name in intent.calls:
@@ -373,7 +373,7 @@ def _kb_lookups(
     intent's ``kb_record``: "cancel it" is answered for a shipped order as for a shipped one).
     ``slots``: where the record's arguments come from (default: the conversation's);
     ``status``: the record's status joins the query."""
-    context = pack.turn_arguments(user=user, text=query)
+    context = pack.turn_arguments(user=user, text=query, language=reading.language)
     record = _read_lookup(
         tools,
         reading.intent.kb_record or "",
@@ -382,8 +382,25 @@ def _kb_lookups(
         complete=True,
     )
     if record is None:
-        return (Lookup(_KB_TOOL, {"query": query}),)
-    return record, Lookup(_KB_TOOL, {"query": query}, status_of=record.tool if status else None)
+        return (_kb_search(reading, pack, tools, query, user=user),)
+    status_of = record.tool if status else None
+    return record, _kb_search(reading, pack, tools, query, user=user, status_of=status_of)
+
+
+def _kb_search(
+    reading: Reading,
+    pack: Pack,
+    tools: Mapping[str, ToolSpec],
+    query: str,
+    *,
+    user: str,
+    status_of: str | None = None,
+) -> Lookup:
+    """The knowledge search for ``query`` with the pack's turn arguments (``arguments``: the
+    words searched, and the language to quote in — an English turn naming a Chinese status,
+    "the app shows 待付款 but i paid", gets the English passage)."""
+    context = pack.turn_arguments(user=user, text=query, language=reading.language)
+    return Lookup(_KB_TOOL, _arguments(tools[_KB_TOOL], {}, context), status_of=status_of)
 
 
 def _instead(
@@ -398,7 +415,7 @@ def _instead(
 
 
 def _continue_waiting(
-    reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], slot: str
+    reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], slot: str, *, user: str
 ) -> Plan | None:
     waiting = reading.waiting
     assert waiting is not None
@@ -431,7 +448,7 @@ def _continue_waiting(
                 KB_INTENT,
                 "a question of when, while the write waits for the agent: answered from the "
                 "knowledge base",
-                lookups=(Lookup(_KB_TOOL, {"query": reading.text}),),
+                lookups=(_kb_search(reading, pack, tools, reading.text, user=user),),
             )
         return Plan(owner, "the workflow waits for the agent's approval", workflow=_show(waiting))
     value = reading.found.get(slot)

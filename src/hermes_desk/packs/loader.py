@@ -105,9 +105,9 @@ class Pack:
         ]
         return examples, dialogues
 
-    def turn_arguments(self, *, user: str, text: str) -> dict[str, str]:
+    def turn_arguments(self, *, user: str, text: str, language: str) -> dict[str, str]:
         """The values of the pack's turn arguments for one customer turn."""
-        sources = {"customer": user, "text": text}
+        sources = {"customer": user, "text": text, "language": language}
         return {name: sources[source] for name, source in self.arguments.items()}
 
     def intent(self, name: str) -> IntentSpec:
@@ -226,7 +226,7 @@ def _load_intents(path: Path) -> dict[str, IntentSpec]:
     return intents
 
 
-ARGUMENT_SOURCES = ("customer", "text")
+ARGUMENT_SOURCES = ("customer", "text", "language")
 
 
 def _load_arguments(path: Path) -> dict[str, str]:

@@ -73,6 +73,8 @@ KB_SEARCH_PARAMETERS: Mapping[str, Any] = {
             "description": "问题或关键词",
         },
         "limit": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
+        # The language to quote in; without it, the query's script decides.
+        "language": {"type": "string", "enum": ["zh", "en"]},
     },
     "required": ["query"],
     "additionalProperties": False,
@@ -367,8 +369,10 @@ class KnowledgeBase:
             row = self._conn.execute("SELECT count(*) FROM kb").fetchone()
         return int(row[0])
 
-    def search(self, query: str, limit: int = 3) -> list[KbHit]:
-        """The best ``limit`` articles for ``query`` by BM25 (best first)."""
+    def search(self, query: str, limit: int = 3, language: str | None = None) -> list[KbHit]:
+        """The best ``limit`` articles for ``query`` by BM25 (best first), each with the passage
+        that answers it in ``language`` (``zh``/``en``; by default English for a query without
+        Chinese: "the app shows 待付款 but i paid" is asked in English)."""
         with self._lock:
             terms = self._selective(list(dict.fromkeys(analyze(query))))
             expression = _match_expression(terms)
@@ -386,7 +390,7 @@ class KnowledgeBase:
             rows = [
                 (*self._conn.execute(fetch, (rowid,)).fetchone(), score) for rowid, score in best
             ]
-        english = _CJK_CHAR.search(query) is None
+        english = language == "en" if language else _CJK_CHAR.search(query) is None
         return [
             KbHit(
                 id=r[0],
@@ -430,8 +434,8 @@ class KnowledgeBase:
                 self._df[term] = df
         return df
 
-    async def asearch(self, query: str, limit: int = 3) -> list[KbHit]:
-        return await anyio.to_thread.run_sync(self.search, query, limit)
+    async def asearch(self, query: str, limit: int = 3, language: str | None = None) -> list[KbHit]:
+        return await anyio.to_thread.run_sync(self.search, query, limit, language)
 
     def close(self) -> None:
         with self._lock:
@@ -541,7 +545,7 @@ def _snippet(body: str, terms: list[str], width: int = 120) -> str:
 
 
 class KbSearchBinding:
-    """``kb_search {query, limit}`` → ``{"results": [{id, title, snippet, score}]}``."""
+    """``kb_search {query, limit, language}`` → ``{"results": [{id, title, snippet, score}]}``."""
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self._kb = kb
@@ -549,7 +553,9 @@ class KbSearchBinding:
     async def call(
         self, arguments: Mapping[str, Any], *, timeout_s: float, context: CallContext
     ) -> Any:
-        hits = await self._kb.asearch(str(arguments["query"]), int(arguments.get("limit", 3)))
+        hits = await self._kb.asearch(
+            str(arguments["query"]), int(arguments.get("limit", 3)), arguments.get("language")
+        )
         return {"results": [h.to_dict() for h in hits]}
 
     async def health(self, *, timeout_s: float) -> bool:
