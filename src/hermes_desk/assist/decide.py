@@ -232,8 +232,7 @@ def _turns_down(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec]) -> 
     if declined is None:
         return False
     intent = reading.intent
-    puts_forward = {name for name in intent.calls if tools.get(name, None) is not None}
-    puts_forward = {name for name in puts_forward if tools[name].effect == "write"}
+    puts_forward = {n for n in intent.calls if n in tools and tools[n].effect == "write"}
     if intent.workflow:
         puts_forward.add(intent.workflow)
     return not declined or bool(declined & puts_forward)
