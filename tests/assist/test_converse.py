@@ -4,12 +4,13 @@ said to be so, not asked about."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from hermes_desk.actions import Proposal
-from hermes_desk.assist.converse import conversation_plan, with_the_rest
+from hermes_desk.assist.converse import after_the_withdrawal, conversation_plan, with_the_rest
 from hermes_desk.assist.records import Lookup, Plan, ProposedWrite
 from hermes_desk.packs import Pack
 
@@ -181,6 +182,30 @@ def test_the_rest_is_followed_only_when_it_looks_things_up() -> None:
     for rest in (write, Plan("return_exchange", "asks", missing_slots=("order_id",))):
         alone = with_the_rest(withdrawal, rest)
         assert alone.withdraw == ("act_1",) and not alone.answers_rest and alone.lookups == ()
+
+
+def test_the_rest_is_read_without_what_the_withdrawal_took_back(pack: Pack) -> None:
+    """ "actually I'll keep it, what are your hours?" with the return waiting: the rest was read
+    with the waiting return (shown again, the question unanswered) and its order (the hours
+    searched with the order's status). The rest has its own words, the other proposals, and
+    the values the turn names itself."""
+    order, other = "202405231122", "202405201234"
+    waiting = _waiting("approval:create_return")
+    gone = _proposal("act_1", order, workflow_id=waiting.id)
+    kept = _proposal("act_2", other, tool="create_ticket")
+    turn = reading(pack, "return_exchange", "actually I'll keep it, what are your hours?",
+                   proposals=[gone, kept], waiting=waiting, found={},
+                   slots={"order_id": order, "phone": "13800138000"})  # fmt: skip
+    plan = Plan("return_exchange", "withdrawn", withdraw=("act_1",), answers_rest=True)
+    rest = after_the_withdrawal(turn, plan, pack.acts)
+    assert rest.text == "actually  , what are your hours?" and rest.waiting is None
+    assert rest.proposals == [kept] and rest.slots == {"phone": "13800138000"}
+    # The turn names the order itself: it stays ("订单…不退了，能开发票吗").
+    named = replace(turn, found={"order_id": order})
+    assert after_the_withdrawal(named, plan, pack.acts).slots["order_id"] == order
+    # Nothing withdrawn from that workflow: it still waits.
+    nothing = Plan("return_exchange", "withdrawn", answers_rest=True)
+    assert after_the_withdrawal(turn, nothing, pack.acts).waiting == waiting
 
 
 def _declined(pack: Pack, text: str, proposals: list[Proposal], **extra: Any) -> Any:

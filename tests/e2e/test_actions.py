@@ -326,6 +326,17 @@ def test_asked_after_the_ticket_was_opened_the_reply_gives_its_number(service: S
     assert [e["endpoint"] for e in executed_writes(service, before)] == ["create_ticket"]
 
 
+def test_the_rest_of_a_withdrawal_is_answered_without_the_return(service: Service) -> None:
+    """ "actually I'll keep it, what are your hours?" while the return waited: withdrawn, and the
+    hours never said (the waiting return was shown for the rest)."""
+    sid = service.open_session("u1003")["session_id"]
+    service.turn(sid, "u1003", "I want to return order 202405231122")
+    out = service.turn(sid, "u1003", "actually I'll keep it, what are your hours?")
+    assert [p["status"] for p in out["withdrawn"]] == ["withdrawn"]
+    said = out["suggestion"]["text"]
+    assert "withdrawn" in said and "8:00–24:00" in said and out["proposals"] == [], said
+
+
 def test_taking_back_a_rejected_return_is_not_told_it_was_never_put_in(service: Service) -> None:
     """ "不退了" after the agent rejected the return was told "这次没有为您提交过这项申请"."""
     sid = service.open_session("u1003")["session_id"]

@@ -26,7 +26,8 @@ from hermes_desk.nlu import asks_for_something, asks_if_allowed
 from hermes_desk.nlu.dialogue_acts import ActPhrases
 
 __all__ = [
-    "PREFERENCE_PREFIX", "conversation_plan", "goes_ahead", "is_preference", "with_the_rest",
+    "PREFERENCE_PREFIX", "after_the_withdrawal", "conversation_plan", "goes_ahead",
+    "is_preference", "with_the_rest",
 ]  # fmt: skip
 
 #: Key-fact keys that hold a contact preference (the pack's ``keyfacts.yaml``).
@@ -258,6 +259,26 @@ def _decline_plan(
         "the customer turned down the request still waiting: withdrawn, nothing proposed",
         withdraw=pending,
         withdraw_workflow=workflow,
+    )
+
+
+def after_the_withdrawal(reading: Reading, withdrawal: Plan, acts: ActPhrases) -> Reading:
+    """The reading as the rest of the turn sees it: its own words without the withdrawal's (a
+    switch, "还是换货", stays); without the proposals it withdraws, the workflow they (or it)
+    belong to, and the values only they held (the order of the return taken back, unless the
+    turn names it). "actually I'll keep it, what are your hours?" with a return waiting showed
+    the waiting return again, and the question was not answered."""
+    gone = [p for p in reading.proposals if p.id in withdrawal.withdraw]
+    ended = {p.workflow_id for p in gone} | {withdrawal.withdraw_workflow}
+    held = {str(v) for p in gone for v in p.arguments.values()}
+    waiting = reading.waiting
+    rest = acts.without_withdrawals(reading.text).strip(" ，,。.!！")
+    return replace(
+        reading,
+        text=rest or reading.text,
+        slots={k: v for k, v in reading.slots.items() if k in reading.found or str(v) not in held},
+        proposals=[p for p in reading.proposals if p.id not in withdrawal.withdraw],
+        waiting=None if waiting is not None and waiting.id in ended else waiting,
     )
 
 

@@ -20,7 +20,12 @@ from typing import Any
 
 from hermes_desk.actions import ActionService, Proposal
 from hermes_desk.assist.act import TurnActor
-from hermes_desk.assist.converse import PREFERENCE_PREFIX, conversation_plan, with_the_rest
+from hermes_desk.assist.converse import (
+    PREFERENCE_PREFIX,
+    after_the_withdrawal,
+    conversation_plan,
+    with_the_rest,
+)
 from hermes_desk.assist.decide import decide
 from hermes_desk.assist.read import TurnReaderStage
 from hermes_desk.assist.records import (
@@ -164,7 +169,8 @@ class Assistant:
         if plan is None:
             plan = decide(reading, self.pack, specs, user=user)
         elif plan.answers_rest:
-            plan = with_the_rest(plan, decide(reading, self.pack, specs, user=user))
+            rest = after_the_withdrawal(reading, plan, self.pack.acts)
+            plan = with_the_rest(plan, decide(rest, self.pack, specs, user=user))
         sentiment = self.sentiment.predict(text).to_dict() if self.sentiment else None
         meta: dict[str, Any] = {
             "intent": intent,

@@ -177,6 +177,7 @@ _EN_STOP = frozenset(
         # the topic (alone, "about" found the installments article).
         "still",
         "just",
+        "actually",
         "also",
         "too",
         "now",
