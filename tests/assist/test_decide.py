@@ -3,6 +3,7 @@ a waiting workflow takes its slot, a repeated complaint keeps one ticket."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -443,6 +444,19 @@ def test_paid_yet_shown_unpaid_is_answered_from_the_kb_not_with_the_status_again
     asked = decide(reading(pack, "order_status", "订单什么时候发货", act="question",
                            slots={"order_id": "202405250077"}), pack, tools, user="u1")  # fmt: skip
     assert [lu.tool for lu in asked.lookups] == ["get_shipment"], "a question about the order"
+
+
+def test_the_knowledge_search_has_its_query_whatever_the_pack_maps(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """A pack whose turn arguments map neither ``query`` nor ``language`` still searches with the
+    turn's words (the search's own argument), in the script's language by default."""
+    bare = dataclasses.replace(pack, arguments={"user_id": "customer"})
+    plan = decide(reading(bare, "kb_question", "退货运费谁出", act="question"), bare, tools,
+                  user="u1")  # fmt: skip
+    assert [(lu.tool, lu.arguments) for lu in plan.lookups] == [
+        ("kb_search", {"query": "退货运费谁出"})
+    ]
 
 
 def test_every_request_of_an_intent_whose_tools_only_answer_questions_goes_to_the_kb(

@@ -176,6 +176,9 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
         spec = tools.get(name)
         if spec is None:
             continue
+        if name == _KB_TOOL:  # every knowledge search is built one way: its query, its language
+            lookups.append(_kb_search(reading, pack, tools, reading.text, user=user))
+            continue
         arguments = _arguments(spec, reading.slots, context)
         if spec.effect == "read":
             lookups.append(Lookup(name, arguments, _instead(intent, name, tools, reading, context)))
@@ -395,11 +398,13 @@ def _kb_search(
     user: str,
     status_of: str | None = None,
 ) -> Lookup:
-    """The knowledge search for ``query`` with the pack's turn arguments (``arguments``: the
-    words searched, and the language to quote in — an English turn naming a Chinese status,
-    "the app shows 待付款 but i paid", gets the English passage)."""
+    """The knowledge search for ``query``, with the pack's other turn arguments the search takes
+    (``arguments``: the language to quote in — an English turn naming a Chinese status, "the app
+    shows 待付款 but i paid", gets the English passage). The query is ``query`` whatever the
+    pack maps to it."""
     context = pack.turn_arguments(user=user, text=query, language=reading.language)
-    return Lookup(_KB_TOOL, _arguments(tools[_KB_TOOL], {}, context), status_of=status_of)
+    arguments = {**_arguments(tools[_KB_TOOL], {}, context), "query": query}
+    return Lookup(_KB_TOOL, arguments, status_of=status_of)
 
 
 def _instead(
