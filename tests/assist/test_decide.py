@@ -96,6 +96,37 @@ def test_a_complaint_about_an_order_looks_the_order_up_before_the_ticket(
     assert write.tool == "create_ticket" and write.requires == "get_order"
 
 
+@pytest.mark.parametrize("text", ["我要投诉！！！", "I want to file a complaint"])
+def test_a_complaint_that_says_nothing_of_what_happened_asks_and_proposes_nothing(
+    pack: Pack, tools: dict[str, ToolSpec], text: str
+) -> None:
+    """A ticket whose summary is "我要投诉" tells the back office nothing, and the reply said it
+    was put forward to be logged: the summary is what is missing, and asked for."""
+    plan = decide(reading(pack, "complaint", text), pack, tools, user="u7")
+    assert plan.writes == () and plan.lookups == ()
+    assert plan.missing_slots == ("summary",)
+    # After a greeting too: a greeting says nothing the complaint is about.
+    greeted = reading(pack, "complaint", text, previous_text="你好", previous_intent="oos")
+    assert decide(greeted, pack, tools, user="u7").missing_slots == ("summary",)
+
+
+def test_a_bare_complaint_carries_the_turn_before_or_joins_the_waiting_ticket(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """ "快递三天没动了", then "我要投诉": the complaint is about what was just said; with a
+    ticket waiting, the bare words join it as before."""
+    after = reading(pack, "complaint", "我要投诉", previous_text="快递三天没动了",
+                    previous_intent="logistics")  # fmt: skip
+    [write] = decide(after, pack, tools, user="u7").writes
+    assert write.arguments == {"user_id": "u7", "summary": "快递三天没动了 / 我要投诉"}
+    twice = reading(pack, "complaint", "我要投诉", previous_text="我要投诉！",
+                    previous_intent="complaint")  # fmt: skip
+    assert decide(twice, pack, tools, user="u7").missing_slots == ("summary",)
+    waiting = reading(pack, "complaint", "我要投诉", proposals=[_ticket("proposed")])
+    [write] = decide(waiting, pack, tools, user="u7").writes
+    assert write.arguments["summary"] == "快递员态度差 / 我要投诉"
+
+
 def _ticket(status: str, result: Any = None) -> Proposal:
     return Proposal(
         id="act_1", tenant="default", user="u7", session_id="s", tool="create_ticket",

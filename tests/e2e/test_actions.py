@@ -539,6 +539,21 @@ def test_a_repeated_complaint_keeps_one_ticket_proposal(service: Service) -> Non
     assert "根本不理我" in pending[0]["arguments"]["summary"]
 
 
+def test_a_complaint_that_says_nothing_is_asked_about_before_a_ticket(service: Service) -> None:
+    """ "我要投诉" alone put a ticket forward whose summary was "我要投诉", and the reply said the
+    feedback was put forward to be logged: now it asks what happened, and the ticket carries
+    the answer."""
+    sid = service.open_session("u1002")["session_id"]
+    bare = service.turn(sid, "u1002", "我要投诉！！！")
+    assert bare["proposals"] == [] and proposals(service, sid, "u1002") == []
+    assert bare["missing_slots"] == ["summary"]
+    assert "具体说说遇到的问题" in bare["suggestion"]["text"]
+    told = service.turn(sid, "u1002", "快递员把包裹扔在门口就走了")
+    [ticket] = told["proposals"]
+    assert ticket["tool"] == "create_ticket"
+    assert ticket["arguments"]["summary"] == "快递员把包裹扔在门口就走了"
+
+
 def test_an_order_named_after_a_complaint_joins_its_ticket(service: Service) -> None:
     """ "我要投诉" with no order, then the order: one ticket proposal, which takes the order and
     keeps the complaint's words (it was a second proposal whose summary was the number)."""

@@ -119,6 +119,30 @@ def test_a_withdrawal_says_what_it_takes_back() -> None:
     assert acts.without_withdrawals("算了，不退了").strip(" ，") == "算了"
 
 
+@pytest.mark.parametrize(
+    ("text", "bare"),
+    [
+        ("我要投诉", True),
+        ("我要投诉！！！", True),
+        ("你好，我要投诉你们", True),
+        ("投诉", True),
+        ("hi, can you file a complaint for me please", True),
+        ("I want to file a complaint.", True),
+        ("我要投诉你们的售后", False),
+        ("快递员态度太差了，我要投诉", False),
+        ("我要投诉 订单202405201234", False),
+        ("I want to complain about the driver", False),
+        ("nobody has followed up on my complaint", False),
+        ("你好", False),
+    ],
+)
+def test_a_turn_that_only_says_a_phrase_and_acts(text: str, bare: bool) -> None:
+    """ "我要投诉" says nothing of what happened; "我要投诉你们的售后" does. The phrases are
+    passed the longest first, so "我要投诉" is taken out whole."""
+    phrases = ("file a complaint", "我要投诉", "complaint", "complain", "投诉")
+    assert ACTS.only_says(text, phrases) is bare
+
+
 def test_a_decline_is_only_declines_thanks_and_fillers() -> None:
     acts = ActPhrases.from_dict({
         "acts": {"closing": {"zh": ["算了", "不用了", "再见"], "en": ["never mind", "bye"]},

@@ -112,6 +112,12 @@ def _replace(path: Path, old: str, new: str) -> None:
         ),
         (
             "intents.yaml",
+            "    bare_requests:\n      zh: [我要投诉,",
+            "    bare_requests:\n      zh: ['',",
+            ["intents.yaml", "complaint", "bare_requests", "empty phrase"],
+        ),
+        (
+            "intents.yaml",
             "kb_requests: all",
             "kb_requests: some",
             ["intents.yaml", "payment_methods", "kb_requests"],

@@ -168,6 +168,16 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
         )
     if missing:
         return Plan(intent.name, "required slots missing", missing_slots=missing)
+    if _says_nothing_of_it(reading, pack, tools):
+        before = _said_before(reading, pack)
+        if before is None:
+            return Plan(
+                intent.name,
+                "a request that says nothing of what it is about: asked what happened, nothing "
+                "proposed",
+                missing_slots=_text_arguments(intent, pack, tools),
+            )
+        reading = replace(reading, text=f"{before} / {reading.text}")
     # Arguments that come from the turn, not from slots (the pack's ``arguments``).
     context = pack.turn_arguments(user=user, text=reading.text, language=reading.language)
     lookups: list[Lookup] = []
@@ -204,6 +214,48 @@ def _record_check(
     return _read_lookup(tools, intent.record_check, reading.slots, context, complete=True)
 
 
+def _says_nothing_of_it(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec]) -> bool:
+    """The turn only asks for the intent's write ("我要投诉", "can you file a complaint for
+    me"; the intent's ``bare_requests``) and no write of the intent waits for the agent: a
+    ticket whose summary is "我要投诉" tells the back office nothing."""
+    intent = reading.intent
+    if not intent.bare_requests or not pack.acts.only_says(reading.text, intent.bare_phrases):
+        return False
+    writes = _writes(intent, tools)
+    return not any(p.pending and p.tool in writes for p in reading.proposals)
+
+
+def _said_before(reading: Reading, pack: Pack) -> str | None:
+    """The customer's turn before, when it said something in scope that the bare request is
+    about ("快递三天没动了", then "我要投诉"); None after a greeting, or nothing."""
+    before = reading.previous_text
+    previous = pack.intents.get(reading.previous_intent or "")
+    if not before or previous is None or previous.out_of_scope:
+        return None
+    return None if pack.acts.only_says(before, reading.intent.bare_phrases) else before
+
+
+def _text_arguments(
+    intent: IntentSpec, pack: Pack, tools: Mapping[str, ToolSpec]
+) -> tuple[str, ...]:
+    """The arguments of the intent's writes that carry the customer's words (``summary``)."""
+    texts = {name for name, source in pack.arguments.items() if source == "text"}
+    return tuple(
+        dict.fromkeys(
+            key
+            for name in intent.calls
+            if name in _writes(intent, tools)
+            for key in tools[name].parameters.get("properties", {})
+            if key in texts
+        )
+    )
+
+
+def _writes(intent: IntentSpec, tools: Mapping[str, ToolSpec]) -> set[str]:
+    """The write tools the intent calls."""
+    return {name for name in intent.calls if name in tools and tools[name].effect == "write"}
+
+
 def _asked_for(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec]) -> Reading:
     """A go-ahead ("great, do it") after asking whether something may be done ("can I return
     order …?", answered from the knowledge base) read as that request: its intent, its words,
@@ -235,7 +287,7 @@ def _turns_down(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec]) -> 
     if declined is None:
         return False
     intent = reading.intent
-    puts_forward = {n for n in intent.calls if n in tools and tools[n].effect == "write"}
+    puts_forward = _writes(intent, tools)
     if intent.workflow:
         puts_forward.add(intent.workflow)
     return not declined or bool(declined & puts_forward)

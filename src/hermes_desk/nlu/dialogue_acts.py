@@ -155,6 +155,17 @@ class ActPhrases:
         clauses = [c.strip() for c in CLAUSES.split(text.lower()) if c.strip()]
         return all(self._clause_acts(c) == set() for c in clauses)
 
+    def only_says(self, text: str, phrases: tuple[str, ...]) -> bool:
+        """Whether ``text`` says one of ``phrases`` (lower-cased, the longest first) and nothing
+        else but the pack's dialogue acts and fillers ("我要投诉！！！", "hi, can you file a
+        complaint for me"; not "我要投诉你们的售后")."""
+        lowered = text.lower()
+        if not _contains_any(lowered, phrases):
+            return False
+        rest = _taken_out(lowered, phrases)
+        clauses = (c.strip() for c in CLAUSES.split(rest))
+        return all(self._clause_acts(c) is not None for c in clauses if c)
+
     def is_negative(self, text: str) -> bool:
         """Whether the turn shows negative emotion (acknowledged before the facts)."""
         return _contains_any(text.lower(), self.negative)

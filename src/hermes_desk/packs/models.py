@@ -109,6 +109,14 @@ class IntentSpec(_Strict):
         "intent's tools handles (a parcel that arrived broken), or its remedy (补发): answered "
         "from the knowledge base with the turn's own words (no record's status joins them)",
     )
+    bare_requests: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict,
+        description="{language: [phrases]}: asking for the intent's write without a word of what "
+        "it is about ('我要投诉', 'I want to file a complaint'). A turn that says only these (and "
+        "the pack's dialogue acts and fillers) puts nothing forward: the reply asks what happened "
+        "(the write's text arguments are missing) — unless a write of the intent waits already, "
+        "or the turn before said something in scope, whose words the write then carries",
+    )
     kb_record: str | None = Field(
         None,
         description="a read tool of the intent: for a turn answered from the knowledge base "
@@ -147,6 +155,7 @@ class IntentSpec(_Strict):
         for name, lists in (
             ("kb_requests", phrases_by_language),
             ("kb_problems", self.kb_problems),
+            ("bare_requests", self.bare_requests),
         ):
             blank = [lang for lang, phrases in lists.items() if not all(p.strip() for p in phrases)]
             if blank:
@@ -169,6 +178,13 @@ class IntentSpec(_Strict):
     def problem_phrases(self) -> tuple[str, ...]:
         """Every language's ``kb_problems`` phrases, lower-cased."""
         return tuple(p.lower() for phrases in self.kb_problems.values() for p in phrases)
+
+    @functools.cached_property
+    def bare_phrases(self) -> tuple[str, ...]:
+        """Every language's ``bare_requests`` phrases, lower-cased, the longest first (so that
+        "我要投诉" is taken out whole, not as "投诉")."""
+        phrases = {p.lower() for phrases in self.bare_requests.values() for p in phrases}
+        return tuple(sorted(phrases, key=lambda p: (-len(p), p)))
 
     @property
     def slot_schema(self) -> dict[str, Any]:
