@@ -129,6 +129,11 @@ def test_a_request_the_customer_takes_back_is_withdrawn_and_cannot_be_approved(
         ("u1003", "我要退货，订单202405231122", "算了不退了",
          "已为您撤回（为订单 202405231122 创建退货单"),
         ("u1002", "我要投诉，你们的客服态度太差了", "算了，不投诉了", "已为您撤回（创建投诉工单"),
+        # as phones and hurried chats type them: a curly apostrophe, none at all
+        ("u1003", "I want to return order 202405231122", "I’ll keep it",
+         "I have withdrawn it (open a return for order"),
+        ("u1003", "I want to return order 202405231122", "actually I dont want to return it",
+         "I have withdrawn it (open a return for order"),
     ):  # fmt: skip
         sid = service.open_session(user)["session_id"]
         [proposal] = service.turn(sid, user, request)["proposals"]
@@ -147,6 +152,19 @@ def test_a_request_the_customer_takes_back_is_withdrawn_and_cannot_be_approved(
             assert view["status"] == "failed" and view["withdrawn"] is True, view
         service.close(sid, user)
     assert executed_writes(service, before) == []
+
+
+def test_the_words_of_a_withdrawal_are_no_reason_for_the_next_return(service: Service) -> None:
+    """ "I don't want to return it anymore" read "don't want" as the return's reason: the
+    waiting return (which holds no such reason) was not picked to withdraw and stayed proposed,
+    the reply said the request was put in, and the next return carried that reason."""
+    sid = service.open_session("u1001")["session_id"]
+    [first] = service.turn(sid, "u1001", "I want to return order 202405181001")["proposals"]
+    out = service.turn(sid, "u1001", "I don't want to return it anymore")
+    assert [(p["id"], p["status"]) for p in out["withdrawn"]] == [(first["id"], "withdrawn")]
+    assert "reason" not in out["slots"], out["slots"]
+    [second] = service.turn(sid, "u1001", "I want to return order 202405201234")["proposals"]
+    assert "don't want" not in second["arguments"]["reason"], second["arguments"]
 
 
 def test_a_request_an_agent_approved_first_is_not_said_withdrawn(service: Service) -> None:

@@ -611,7 +611,7 @@ def test_the_order_given_for_a_returns_progress_puts_no_second_return_forward(
         ("我的退货怎么样了", "订单号202405100789", "订单 202405100789 当前状态：退货中。",
          "《退款多久能到账与退货进度》"),
         ("where is my refund?", "it's 202405100789", "Order 202405100789 is being returned.",
-         "How long refunds take, and where a return is"),
+         "How long refunds take, and what is happening with a return"),
     ):  # fmt: skip
         sid = service.open_session("u1003")["session_id"]
         service.turn(sid, "u1003", first)

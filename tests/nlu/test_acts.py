@@ -64,6 +64,9 @@ REQUESTS = [
     "忘记密码了登不上去",
     "the refund amount is wrong",
     "202405181001",
+    # "can't" opens no question ("can" then "'t" read as "can …?")
+    "I forgot my password and can't log in",
+    "can't log in, says wrong password",
     # complaints that look like questions
     "怎么这么慢！我要投诉",
     "你们这什么服务啊",

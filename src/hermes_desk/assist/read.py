@@ -10,7 +10,7 @@ when the conversation leans elsewhere). Any other turn is read as usual.
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import Any, Literal
 
 from hermes_desk.actions import ActionService
 from hermes_desk.assist.decide import value_for_schema
@@ -27,6 +27,7 @@ from hermes_desk.nlu import (
     merge_model_slots,
 )
 from hermes_desk.nlu import request_act as read_act
+from hermes_desk.nlu.apostrophes import as_written
 from hermes_desk.nlu.language import detect_language
 from hermes_desk.packs import IntentSpec, Pack
 from hermes_desk.sessions import Session
@@ -67,6 +68,7 @@ class TurnReaderStage:
         self.repeat_confidence = DialogueState().override
 
     async def read(self, session: Session, text: str) -> Reading:
+        text = as_written(text)  # "I’ll keep it", "I dont want it": as the phrases spell them
         waiting = (
             await self.workflows.find_waiting(session.id) if self.workflows is not None else None
         )
@@ -76,6 +78,7 @@ class TurnReaderStage:
         previous_intent, previous_text = state.intent, state.last_text
         resolved = self.intents.read(text, state)
         found, mentions = self.slots.read(text)
+        found = _not_the_withdrawals_words(found, text, self.pack)
         intent, carried = self._framed(resolved, waiting, text, found)
         state.intent = intent.name if not intent.out_of_scope else state.intent
         nlu_ms = (time.perf_counter() - perf) * 1000
@@ -180,3 +183,17 @@ def _state_of(session: Session, threshold: float) -> DialogueState:
         turns=len(user_turns),
         last_text=user_turns[-1].text if user_turns else None,
     )
+
+
+def _not_the_withdrawals_words(found: dict[str, Any], text: str, pack: Pack) -> dict[str, Any]:
+    """The values read from the turn, but those read from the words of a withdrawal ("I don't
+    want to return it": "don't want" is no return's reason). Read as a reason, it picked no
+    waiting return to take back, and a later return carried it."""
+    if not found or pack.acts.takes_back(text) is None:
+        return found
+    lowered, rest = text.lower(), pack.acts.without_withdrawals(text)
+    return {
+        slot: value
+        for slot, value in found.items()
+        if str(value).lower() not in lowered or str(value).lower() in rest
+    }

@@ -69,13 +69,13 @@ _NOT_QUESTION = re.compile(
     r"|\bwhat kind of (?:service|joke)\b|\bare you (?:kidding|serious)\b|\bwhat the\b",
     re.IGNORECASE,
 )
-# 3. Question forms.
+# 3. Question forms ("can't log in" opens no question: "can" then "'t" is a word's end).
 _QUESTION = re.compile(
     r"[?？]|吗|嘛|么(?=$|[，,。！!\s])|呢|多久|多长|(?<![好十这那])几|(?<!不)怎|咋|如何"
     r"|为什么|为啥|谁|是否|能否|可否|能不能|可不可以|行不行|会不会|要不要|是不是|有没有|(?<![没不]是)什么|啥"
     r"|(?<!哪)哪(?!怕)|多少|是[^，,。！!？?]{0,12}还是|了没有?(?=$|[，,。！!\s])|是吧|对吧|对吗|对不对"
     r"|(?:^|[,.;!]\s*|\b(?:and|so|but|ok|okay|then|also|hi|hello|hey)\b,?\s+)"
-    r"(?:how|what|whats|what's|when|where|where's|who|why|which|is|are|can|could"
+    r"(?:how|what|whats|what's|when|where|where's|who|why|which|is|are|can(?!'t)|could"
     r"|(?:do|does|did)(?! (?:it|the|that|this)\b)|will|would|should|has|have|any|am)\b"
     r"|\b(?:how (?:long|many|much|soon|do|does|can|to)|who (?:pays|covers)|what if|is it|is there"
     r"|are there|do i|does it|can i|will i|should i|when will|when do)\b",

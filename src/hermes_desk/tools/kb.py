@@ -203,6 +203,9 @@ _EN_STOP = frozenset(
         # A verb's particle ("speed it up", "pick up", "sign up"): alone, "up" found the
         # membership article's "sign-up" for "can you speed it up?".
         "up",
+        # When, not what: "I returned a jacket last week" found the membership article's "the
+        # last 12 months" once "where's" no longer left a stray "s" matching "order's".
+        "last",
     ]
 )
 
@@ -236,11 +239,27 @@ def _single_l(stem: str) -> str:
     return stem[:-1] if len(stem) >= 6 and stem.endswith("ll") else stem
 
 
+# English contractions: "don't" was indexed as the terms "don" and "t", which matched nothing
+# the turn was about and ranked by phrasing; the negation is "not", the rest function words.
+_NOT = re.compile(r"n['’]t\b")
+_CONTRACTED = re.compile(r"(?<=[a-z])['’](?:s|re|ve|ll|d|m)\b")
+_IRREGULAR_NOT = {"can": "can", "won": "will", "shan": "shall"}
+
+
+def _uncontracted(text: str) -> str:
+    """``text`` (lower-cased) with English contractions written out: "don't" → "do not",
+    "can't" → "can not", "won't" → "will not"; "it's", "we've", "I'll" → "it", "we", "I"."""
+    if "'" not in text and "’" not in text:
+        return text
+    text = re.sub(r"\b(can|won|shan)['’]t\b", lambda m: f"{_IRREGULAR_NOT[m[1]]} not", text)
+    return _CONTRACTED.sub("", _NOT.sub(" not", text))
+
+
 def analyze(text: str) -> list[str]:
     """Index terms: CJK runs as overlapping bigrams (a lone character stays one term), other
     scripts as lower-cased, lightly stemmed words without English function words."""
     terms: list[str] = []
-    for cjk, word in _RUN.findall(text.lower()):
+    for cjk, word in _RUN.findall(_uncontracted(text.lower())):
         if cjk:
             if len(cjk) == 1:
                 terms.append(cjk)
