@@ -310,6 +310,7 @@ def test_the_analyser_splits_digits_from_chinese_and_stems_spellings_alike() -> 
     assert analyze("钢化膜碎了一张") == ["钢化", "化膜", "膜碎", "碎了"]
     # "我不要退货" is about returns, not the password advice's "不要…" or "需要退回".
     assert analyze("我不要退货") == ["我不", "退货"]
+    assert analyze("我的退款") == ["我的", "退款"]  # not the "…的退换货" of another article
     # "speed" is no past tense ("spe" matched nothing) and "up" is a verb's particle.
     assert analyze("can you speed it up?") == ["speed"] and analyze("proceed") == ["proceed"]
     # A contraction is its words written out, with any apostrophe: "don't" was "don" and "t".

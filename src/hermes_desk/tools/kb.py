@@ -212,10 +212,11 @@ _EN_STOP = frozenset(
 
 # Chinese bigrams of counting and phrasing: "碎了一张" is about breakage, not about the coupon
 # article's "一张店铺券"; "我不要退货" is about returns, not about the address article's "需要退回"
-# or the password advice's "不要与其他网站…".
+# or the password advice's "不要与其他网站…"; "我的退款怎么还没到" is about a refund, not about the
+# return-shipping article's "…的退换货".
 _ZH_STOP = frozenset(
     ["了一", "一张", "一个", "一件", "一只", "一双", "一瓶", "一盒", "一台", "一条", "一下", "一点",
-     "要退", "不要"]
+     "要退", "不要", "的退"]
 )  # fmt: skip
 
 
