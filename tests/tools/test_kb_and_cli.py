@@ -319,6 +319,8 @@ def test_the_analyser_splits_digits_from_chinese_and_stems_spellings_alike() -> 
     assert analyze("where's the customer's parcel") == ["customer", "parcel"]
     # "last week" says when, not what ("the last 12 months" of the membership levels).
     assert analyze("I returned it last week") == ["return", "week"]
+    # "already" is phrasing: it found the instalments' "fees already paid" for five questions.
+    assert analyze("what if I already opened it") == ["open"]
 
 
 @pytest.mark.parametrize(

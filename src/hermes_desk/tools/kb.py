@@ -178,6 +178,7 @@ _EN_STOP = frozenset(
         "still",
         "just",
         "actually",
+        "already",
         "also",
         "too",
         "now",
