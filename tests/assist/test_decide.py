@@ -179,15 +179,23 @@ def test_a_question_about_the_opened_ticket_recalls_it_and_runs_nothing(
 ) -> None:
     """After an agent approved the ticket, "what is my ticket number" was answered with the
     article alone (or the order-number one): the reply now has the ticket it opened. A ticket
-    still waiting, or rejected, is recalled by no one."""
+    an agent turned down (rejected, or expired undecided) is recalled too — the reply says it
+    will not be done; one still waiting, withdrawn or failed, by no one."""
     done = _ticket("executed", {"ticket_id": "T-9", "status": "open"})
     plan = decide(reading(pack, "complaint", text, act="question", proposals=[done]), pack, tools,
                   user="u7")  # fmt: skip
     assert plan.recall == ("act_1",) and plan.writes == () and plan.workflow is None
     assert [lookup.tool for lookup in plan.lookups] == ["kb_search"]
-    for status in ("proposed", "rejected", "failed"):
+    for status in ("proposed", "withdrawn", "failed"):
         other = reading(pack, "complaint", text, act="question", proposals=[_ticket(status)])
         assert decide(other, pack, tools, user="u7").recall == (), status
+    for status in ("rejected", "expired"):
+        other = reading(pack, "complaint", text, act="question", proposals=[_ticket(status)])
+        assert decide(other, pack, tools, user="u7").recall == ("act_1",), status
+    # the newest decides: an opened ticket, then a second one still waiting
+    waiting = [done, dataclasses.replace(_ticket("proposed"), id="act_2")]
+    again = reading(pack, "complaint", text, act="question", proposals=waiting)
+    assert decide(again, pack, tools, user="u7").recall == ()
 
 
 def _waiting(slot: str) -> WorkflowView:

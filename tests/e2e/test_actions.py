@@ -112,8 +112,31 @@ def test_reject_runs_nothing_and_ends_the_workflow(service: Service) -> None:
         f"/v1/workflows/{out['workflow']['id']}", params={"user_id": "u1003"}
     ).json()
     assert view["status"] == "failed" and view["withdrawn"] is False  # the agent said no
+    assert view["turned_down"] is True
     again = approve(service, proposal, "u1003")
     assert again.status_code == 409
+    # Asked about, it was "没有办成，我已记录，稍后由专人跟进": a follow-up nobody was asked for.
+    asked = service.turn(sid, "u1003", "我的退货怎么样了")["suggestion"]
+    assert asked["situation"] == "turned_down", asked
+    assert "没有获得批准" in asked["text"] and "跟进" not in asked["text"], asked
+
+
+def test_a_question_about_a_ticket_an_agent_rejected_says_it_will_not_be_done(
+    service: Service,
+) -> None:
+    """ "我的投诉处理得怎么样了" after an agent rejected the ticket got how complaints are handled
+    ("3 个工作日内给出处理结果"), as if one were open."""
+    sid = service.open_session("u1002")["session_id"]
+    [ticket] = service.turn(sid, "u1002", "我要投诉 快递员态度很差")["proposals"]
+    service.client.post(
+        f"/v1/proposals/{ticket['id']}/reject",
+        json={"user_id": "u1002", "agent_id": "agent-7", "reason": "已电话处理"},
+    ).raise_for_status()
+    asked = service.turn(sid, "u1002", "我的投诉处理得怎么样了")
+    said = asked["suggestion"]["text"]
+    assert asked["suggestion"]["situation"] == "turned_down", asked["suggestion"]
+    assert "没有获得批准" in said and "快递员态度很差" in said and "工作日" not in said, said
+    assert asked["proposals"] == []
 
 
 def test_a_request_the_customer_takes_back_is_withdrawn_and_cannot_be_approved(

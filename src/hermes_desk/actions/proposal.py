@@ -86,6 +86,11 @@ class Proposal:
     def pending(self) -> bool:
         return self.status == "proposed"
 
+    @property
+    def turned_down(self) -> bool:
+        """An agent rejected it, or it expired undecided: it will not be done."""
+        return self.status in ("rejected", "expired")
+
     def owned_by(self, tenant: str, user: str | None) -> bool:
         return self.tenant == tenant and (user is None or self.user == user)
 

@@ -35,8 +35,6 @@ PREFERENCE_PREFIX = "contact_preference_"
 
 #: What an agent approved: too late for the customer to take back.
 _APPROVED = frozenset({"approved", "executing", "executed", "failed"})
-#: Decided without being carried out: an agent rejected it, or no one decided in time.
-_TURNED_DOWN = frozenset({"rejected", "expired"})
 
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 _WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
@@ -214,7 +212,7 @@ def _withdrawal_plan(reading: Reading, acts: ActPhrases) -> Plan | None:
             "proposed",
             situation="already_withdrawn",
         )
-    if only and chosen and chosen[-1].status in _TURNED_DOWN:
+    if only and chosen and chosen[-1].turned_down:
         # "不退了" after an agent rejected the return (or it expired): it was put in, so "never
         # put in" would be untrue; it will not be done
         return Plan(

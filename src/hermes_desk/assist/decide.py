@@ -604,19 +604,17 @@ def _decided_workflow(reading: Reading) -> tuple[str, str] | None:
 
 
 def _carried_out(reading: Reading, tools: Mapping[str, ToolSpec]) -> tuple[str, ...]:
-    """The newest write of the turn's intent that an agent approved and that ran in this
-    session (its id), when it answered with a record: "我的投诉处理得怎么样了", "what is my
-    ticket number" after the ticket was opened are answered with its number too."""
-    for proposal in reversed(reading.proposals):
-        spec = tools.get(proposal.tool)
-        if (
-            proposal.status == "executed"
-            and proposal.tool in reading.intent.calls
-            and spec is not None
-            and spec.effect == "write"
-            and isinstance(proposal.result, dict)
-        ):
-            return (proposal.id,)
+    """The newest write of the turn's intent in this session (its id) when an agent decided it:
+    approved and run with a record as its answer ("我的投诉处理得怎么样了", "what is my ticket
+    number" after the ticket was opened are answered with its number too), or turned down
+    (rejected, or expired undecided: the answer says it will not be done, not how complaints
+    are handled as if one were open). None while it waits, or after the customer withdrew it."""
+    writes = _writes(reading.intent, tools)
+    newest = next((p for p in reversed(reading.proposals) if p.tool in writes), None)
+    if newest is None:
+        return ()
+    if (newest.status == "executed" and isinstance(newest.result, dict)) or newest.turned_down:
+        return (newest.id,)
     return ()
 
 

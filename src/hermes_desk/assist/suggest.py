@@ -255,7 +255,8 @@ def facts_of(
     outputs.update({n: r.result for n, r in acting.results.items() if r.ok})
     # A request carried out earlier that the turn asks about: its result, as it came (the
     # ticket's number); nothing ran for it in this turn.
-    outputs.update({p.tool: p.result for p in reading.proposals if p.id in plan.recall})
+    recalled = [p for p in reading.proposals if p.id in plan.recall]
+    outputs.update({p.tool: p.result for p in recalled if not p.turned_down})
     pending = [p for p in acting.proposals if p.pending]
     if plan.situation == "act_confirmation_pending":
         pending = [p for p in reading.proposals if p.pending][-1:]
@@ -275,6 +276,14 @@ def facts_of(
         )
     if rest:  # the reply answers the rest of the turn; the withdrawal is said before it
         withdrawn = None
+    # What an agent turned down that the turn asks about: a recalled proposal, or the write of
+    # the workflow shown (it failed at that approval).
+    turned_down = [p for p in recalled if p.turned_down] or [
+        p for p in reading.proposals
+        if view is not None and view.turned_down and p.workflow_id == view.id and p.turned_down
+    ]  # fmt: skip
+    if turned_down and "proposal" not in shown:
+        shown["proposal"] = explained(turned_down[-1])
     waiting_for = view.waiting_for if view is not None else None
     rejected = _tries_left(plan, view, workflows or {})
     if rejected is not None:
@@ -284,6 +293,7 @@ def facts_of(
         or ("workflow_withdrawn" if acting.workflow_withdrawn and not rest else None)
         or plan.situation
         or ("input_rejected" if rejected is not None else None)
+        or ("turned_down" if turned_down and not pending else None)
         or _situation(acting, pending, waiting_for)
         or _knowledge_situation(acting, reading.found, value_only=is_slot_only(reading.text))
     )
@@ -382,6 +392,8 @@ def _situation(acting: Acting, pending: list[Any], waiting_for: str | None) -> s
     if waiting_for and waiting_for.startswith(APPROVAL_PREFIX):
         return "proposed"
     view = acting.workflow
+    if view is not None and view.turned_down:
+        return "turned_down"  # an agent said no (or let it expire): it will not be done
     if (
         view is not None
         and view.status == "failed"

@@ -86,6 +86,9 @@ SITUATIONS: dict[str, tuple[str, ...]] = {
     "already_withdrawn": (),
     # Taken back after an agent turned it down: it was put in, so never "never put in".
     "not_going_ahead": (),
+    # Asked about after an agent turned it down (or it expired): it will not be done — never
+    # "it did not go through, a colleague will follow up", which nobody was asked to.
+    "turned_down": (),
 }
 
 _WORKFLOW_SITUATION = {
@@ -121,6 +124,7 @@ _GENERIC = {
         "nothing_to_withdraw": "好的，不会办理。这次没有为您提交过这项申请，无需撤回。",
         "already_withdrawn": "好的，这项申请已经为您撤回，不会办理。请问还有什么可以帮您？",
         "not_going_ahead": "好的，这项申请不会办理。请问还有什么可以帮您？",
+        "turned_down": "抱歉，这项申请没有获得批准，这次不会办理。请问还有什么可以帮您？",
     },
     "en": {
         "ok": "Sure, let me help you with that. Is there anything else I can do for you?",
@@ -149,6 +153,8 @@ _GENERIC = {
         "already_withdrawn": "All right, that request is already withdrawn; nothing will be done."
         " Is there anything else?",
         "not_going_ahead": "All right, that request will not go ahead; nothing will be done."
+        " Is there anything else?",
+        "turned_down": "Sorry, that request was not approved, so it will not go ahead."
         " Is there anything else?",
     },
 }

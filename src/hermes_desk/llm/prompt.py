@@ -80,6 +80,8 @@ _SITUATIONS = {
         "不要重新提交",
         "not_going_ahead": "客户说不办了，这项申请客服之前已经驳回（或已过期）：确认不会办理，"
         "不要说没有提交过，不要说已撤回，不要重新提交",
+        "turned_down": "客户问起的申请客服已经驳回（或已过期）：如实说明没有获得批准、不会办理，"
+        "不要说已经办好，不要承诺有人跟进",
         "refused": "业务系统拒绝了这个操作：如实说明，不要说已经办好",
         "input_rejected": "客户提供的验证码不正确：明确说出来，并告知剩余次数（tries_left）",
         "preference_noted": "客户说明了联系方式偏好：确认已记下，不要创建工单，不要承诺回电",
@@ -112,6 +114,9 @@ _SITUATIONS = {
         "not_going_ahead": "the customer takes back a request an agent turned down (or that"
         " expired): confirm nothing will be done; never say it was never put in or that it was"
         " withdrawn; never put it in again",
+        "turned_down": "the request the customer asks about was turned down by an agent (or"
+        " expired): say it was not approved and will not go ahead; never say it is done, never"
+        " promise that someone will follow up",
         "refused": "the back office refused the action: say so, never say it is done",
         "input_rejected": "the code the customer gave is wrong: say so and give the tries left"
         " (tries_left)",

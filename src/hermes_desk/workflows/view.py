@@ -3,12 +3,13 @@ values masked (phones, codes and passwords never leave the engine raw)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel
 
 from hermes_desk.events import mask_fields
-from hermes_desk.workflows.machine import WITHDRAWN_BY_CUSTOMER, WorkflowState
+from hermes_desk.workflows.machine import WITHDRAWN_BY_CUSTOMER, WorkflowState, approval_slot
 from hermes_desk.workflows.snapshot import SnapshotInfo
 
 __all__ = ["PhaseView", "SnapshotView", "StepView", "WorkflowView"]
@@ -69,6 +70,9 @@ class WorkflowView(BaseModel):
     snapshots: list[SnapshotView]
     #: Failed because the customer took it back (its write, or itself while it waited for them).
     withdrawn: bool = False
+    #: Failed because an agent rejected its write, or the approval expired undecided: it will
+    #: not be done (never "a colleague will follow up": nobody was asked to).
+    turned_down: bool = False
 
     @classmethod
     def of(
@@ -87,6 +91,7 @@ class WorkflowView(BaseModel):
             error=state.error,
             failed_step=state.failed_step,
             withdrawn=state.status == "failed" and WITHDRAWN_BY_CUSTOMER in (state.error or ""),
+            turned_down=_turned_down(state),
             created_at=state.created_at,
             updated_at=state.updated_at,
             deadline_at=state.deadline_at,
@@ -134,3 +139,11 @@ class WorkflowView(BaseModel):
     @property
     def terminal(self) -> bool:
         return self.status in ("completed", "failed", "escalated")
+
+
+def _turned_down(state: WorkflowState) -> bool:
+    """The workflow failed at an approval an agent rejected or let expire."""
+    if state.status != "failed" or state.failed_step is None:
+        return False
+    decision = state.inputs.get(approval_slot(state.failed_step))
+    return isinstance(decision, Mapping) and decision.get("decision") in ("rejected", "expired")
