@@ -353,6 +353,8 @@ def test_a_payment_problem_finds_the_payment_problems_article(problem: str) -> N
         ("when will I get the refund?", "refund-timing", "How long a refund takes"),
         # The shipping-fees article ("not … yet") answered a refund's arrival.
         ("is my refund in my account yet", "refund-timing", "not in your account"),
+        # "check" and "refund" found the damaged-parcel sentence's "once checked … refund it".
+        ("can you check the refund transaction?", "refund-timing", "check the refund transaction"),
         # "how many days" is not about the shipping fees' "however many items"; "多久能送到" is
         # about delivery, not cash on delivery's "送到时再付款"; a refused parcel's money is the
         # cancellation article's, not a cash-on-delivery condition.
