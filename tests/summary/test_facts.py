@@ -186,10 +186,11 @@ def test_a_request_the_customer_took_back_is_no_failure(pack: Pack) -> None:
     assert facts.workflows[0]["status"] == "withdrawn"
     assert outcome_of(facts, "after_contact") == "resolved"
     assert "return_refund（客户已撤回）" in offline_summary(facts, "after_contact", disposition="x")
-    # Rejected by the agent, the same workflow failed.
+    # Rejected by the agent, the same workflow reads as rejected (not "执行失败"): unresolved.
     facts = gather(session, pack, proposals=[rejected], workflows=[ended])
-    assert facts.workflows[0]["status"] == "failed"
+    assert facts.workflows[0]["status"] == "rejected"
     assert outcome_of(facts, "after_contact") == "unresolved"
+    assert "return_refund（已拒绝）" in offline_summary(facts, "after_contact", disposition="x")
     # A workflow taken back while it waited for the customer has no proposal: its view says so.
     reset = ended.model_copy(
         update={"id": "wf_2", "name": "password_reset", "error": WITHDRAWN_BY_CUSTOMER,

@@ -185,11 +185,17 @@ def gather(
         if proposal.status == "proposed":
             facts.open_items.append(_open_proposal(proposal, language))
     # A workflow that ended because the customer took it back (its write, or itself while it
-    # waited for them) did not fail.
+    # waited for them) did not fail; nor did one whose write an agent turned down: it reads
+    # as that decision (rejected, expired), not "执行失败".
     withdrawn = {p.workflow_id for p in proposals if p.status == "withdrawn" and p.workflow_id}
+    decided = {p.workflow_id: p.status for p in proposals if p.turned_down and p.workflow_id}
     for view in workflows:
         taken_back = view.withdrawn or view.id in withdrawn
-        status = "withdrawn" if view.status == "failed" and taken_back else view.status
+        status = view.status
+        if view.status == "failed" and taken_back:
+            status = "withdrawn"
+        elif view.status == "failed" and (view.turned_down or view.id in decided):
+            status = decided.get(view.id, "rejected")
         facts.workflows.append(
             {"name": view.name, "status": status, "waiting_for": view.waiting_for}
         )
@@ -249,7 +255,9 @@ def outcome_of(facts: ContactFacts, kind: SummaryKind) -> str:
     done = [a for a in facts.actions if a["status"] == "executed"]
     done += [w for w in facts.workflows if w["status"] in ("completed", "succeeded")]
     failed = [a for a in facts.actions if a["status"] in ("failed", "rejected", "expired")]
-    failed += [w for w in facts.workflows if w["status"] in ("failed", "cancelled")]
+    failed += [
+        w for w in facts.workflows if w["status"] in ("failed", "cancelled", "rejected", "expired")
+    ]
     if failed and not done:
         return "unresolved"
     if done or any(x["status"] == "ok" for x in facts.lookups):
