@@ -122,6 +122,10 @@ def test_a_bare_complaint_carries_the_turn_before_or_joins_the_waiting_ticket(
     twice = reading(pack, "complaint", "我要投诉", previous_text="我要投诉！",
                     previous_intent="complaint")  # fmt: skip
     assert decide(twice, pack, tools, user="u7").missing_slots == ("summary",)
+    # a thanks keeps the conversation's intent, but says nothing the complaint is about
+    thanked = reading(pack, "complaint", "我要投诉", previous_text="好的谢谢",
+                      previous_intent="logistics")  # fmt: skip
+    assert decide(thanked, pack, tools, user="u7").missing_slots == ("summary",)
     waiting = reading(pack, "complaint", "我要投诉", proposals=[_ticket("proposed")])
     [write] = decide(waiting, pack, tools, user="u7").writes
     assert write.arguments["summary"] == "快递员态度差 / 我要投诉"

@@ -227,12 +227,17 @@ def _says_nothing_of_it(reading: Reading, pack: Pack, tools: Mapping[str, ToolSp
 
 def _said_before(reading: Reading, pack: Pack) -> str | None:
     """The customer's turn before, when it said something in scope that the bare request is
-    about ("快递三天没动了", then "我要投诉"); None after a greeting, or nothing."""
+    about ("快递三天没动了", then "我要投诉"); None after a greeting or a thanks (the
+    conversation's intent outlives them: "谢谢" would have been the ticket's summary), another
+    bare request, or nothing."""
     before = reading.previous_text
     previous = pack.intents.get(reading.previous_intent or "")
     if not before or previous is None or previous.out_of_scope:
         return None
-    return None if pack.acts.only_says(before, reading.intent.bare_phrases) else before
+    acts = pack.acts
+    if acts.read(before).only or acts.only_fillers(before):
+        return None
+    return None if acts.only_says(before, reading.intent.bare_phrases) else before
 
 
 def _text_arguments(
