@@ -117,6 +117,13 @@ def _replace(path: Path, old: str, new: str) -> None:
             ["intents.yaml", "complaint", "bare_requests", "empty phrase"],
         ),
         (
+            # a bare request whose intent puts forward nothing that carries the customer's words
+            "intents.yaml",
+            "    calls: [create_ticket]\n    # The order a complaint",
+            "    calls: []\n    # The order a complaint",
+            ["intents.yaml", "complaint", "bare_requests", "text"],
+        ),
+        (
             "intents.yaml",
             "kb_requests: all",
             "kb_requests: some",

@@ -245,11 +245,12 @@ def _text_arguments(
 ) -> tuple[str, ...]:
     """The arguments of the intent's writes that carry the customer's words (``summary``)."""
     texts = {name for name, source in pack.arguments.items() if source == "text"}
+    writes = _writes(intent, tools)
     return tuple(
         dict.fromkeys(
             key
             for name in intent.calls
-            if name in _writes(intent, tools)
+            if name in writes
             for key in tools[name].parameters.get("properties", {})
             if key in texts
         )

@@ -162,7 +162,7 @@ def load_pack(name_or_path: str | Path, *, variables: dict[str, str] | None = No
     compliance = _model(ComplianceRules, _yaml(root / "compliance.yaml"), root / "compliance.yaml")
     tool_specs = _load_tools(root / "tools.yaml", variables or {})
     workflows = _load_workflows(root / "workflows")
-    _check_references(root, intents, tool_specs, workflows)
+    _check_references(root, intents, tool_specs, workflows, arguments)
     _check_withdrawals(root / "acts.yaml", acts, tool_specs, workflows)
     dispositions = _load_dispositions(root, tuple(manifest.languages))
     return Pack(
@@ -480,11 +480,21 @@ def _load_dispositions(root: Path, languages: tuple[str, ...]) -> DispositionLis
 
 
 def _check_references(
-    root: Path, intents: dict[str, IntentSpec], tool_specs: list[Any], workflows: dict[str, Any]
+    root: Path,
+    intents: dict[str, IntentSpec],
+    tool_specs: list[Any],
+    workflows: dict[str, Any],
+    arguments: dict[str, str],
 ) -> None:
     intents_file = str(root / "intents.yaml")
     known_tools = {spec.name for spec in tool_specs} | {"kb_search"}
     effects = {spec.name: spec.effect for spec in tool_specs}
+    texts = {name for name, source in arguments.items() if source == "text"}
+    carry_text = {
+        spec.name
+        for spec in tool_specs
+        if spec.effect == "write" and texts & set(spec.parameters.get("properties", {}))
+    }
     for intent in intents.values():
         for tool_name in intent.tools:
             if tool_specs and tool_name not in known_tools:
@@ -504,6 +514,14 @@ def _check_references(
                     item=intent.name,
                     field=key,
                 )
+        if intent.bare_requests and tool_specs and not carry_text & set(intent.calls):
+            # Nothing to ask the customer for: the reply would have no question to put.
+            raise PackError(
+                "the intent calls no write with an argument from the turn's words (text)",
+                file=intents_file,
+                item=intent.name,
+                field="bare_requests",
+            )
         if intent.workflow and workflows and intent.workflow not in workflows:
             raise PackError(
                 f"workflow '{intent.workflow}' is not defined under workflows/",

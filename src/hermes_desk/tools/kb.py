@@ -244,6 +244,7 @@ def _single_l(stem: str) -> str:
 # English contractions: "don't" was indexed as the terms "don" and "t", which matched nothing
 # the turn was about and ranked by phrasing; the negation is "not", the rest function words.
 _NOT = re.compile(r"n['’]t\b")
+_IRREGULAR = re.compile(r"\b(can|won|shan)['’]t\b")
 _CONTRACTED = re.compile(r"(?<=[a-z])['’](?:s|re|ve|ll|d|m)\b")
 _IRREGULAR_NOT = {"can": "can", "won": "will", "shan": "shall"}
 
@@ -253,7 +254,7 @@ def _uncontracted(text: str) -> str:
     "can't" → "can not", "won't" → "will not"; "it's", "we've", "I'll" → "it", "we", "I"."""
     if "'" not in text and "’" not in text:
         return text
-    text = re.sub(r"\b(can|won|shan)['’]t\b", lambda m: f"{_IRREGULAR_NOT[m[1]]} not", text)
+    text = _IRREGULAR.sub(lambda m: f"{_IRREGULAR_NOT[m[1]]} not", text)
     return _CONTRACTED.sub("", _NOT.sub(" not", text))
 
 
