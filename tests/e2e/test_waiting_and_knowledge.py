@@ -150,17 +150,39 @@ def test_an_english_turn_naming_chinese_words_is_answered_in_english(
     assert not re.search(r"[\u4e00-\u9fff]", out["knowledge"][0]["passage"]), said
 
 
+@pytest.mark.parametrize("paid", ["我已经付过钱了啊", "我已经付过钱了"])
 def test_paid_yet_shown_unpaid_gets_the_payment_article_not_the_status_again(
-    service: Service,
+    service: Service, paid: str
 ) -> None:
-    """ "我已经付过钱了啊" after "…目前待付款（129 元）…" got the same line again."""
+    """ "我已经付过钱了啊" after "…目前待付款（129 元）…" got the same line again; "我已经付过钱了"
+    (read as a return by the model, unsure) was told no return was needed."""
     sid = service.open_session("u1001")["session_id"]
     first = service.turn(sid, "u1001", "订单202405250077怎么还没发货")["suggestion"]["text"]
     assert "待付款" in first, first
-    out = service.turn(sid, "u1001", "我已经付过钱了啊")
+    out = service.turn(sid, "u1001", paid)
     said = out["suggestion"]["text"]
-    assert "不要再付一次" in said and said != first, said
+    assert "不要再付一次" in said and said != first and "退货" not in said, said
     assert out["knowledge"][0]["article_id"] == "payment-problems"
+    assert out["intent"]["name"] == "order_status", out["intent"]
+    assert out["proposals"] == [] and out["workflow"] is None
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        # a complaint the model is sure of, though "broken" is a parcel's problem
+        ("every time i buy here the tracking is broken, really poor service", "complaint"),
+        # a request of its own beside the parcel's problem
+        ("收到的东西坏了我要退货", "return_exchange"),
+    ],
+)
+def test_a_problem_word_keeps_no_turn_that_says_it_is_about_something_else(
+    service: Service, text: str, intent: str
+) -> None:
+    sid = service.open_session("u1001")["session_id"]
+    service.turn(sid, "u1001", "我的快递 202405201234 到哪了")
+    out = service.turn(sid, "u1001", text)
+    assert out["intent"]["name"] == intent, out["intent"]
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,10 @@ the state the decision needs (a waiting workflow, the session's proposals).
 A workflow waiting for the customer frames the turn: a turn that brings the slot it waits for
 ("验证码是 123456") is read as that workflow's request, whatever the classifier makes of it, and
 so is a turn the classifier alone is sure asks for that request again ("我忘记密码了" at 0.99, even
-when the conversation leans elsewhere). Any other turn is read as usual.
+when the conversation leans elsewhere). A turn that reports one of the conversation's own
+problems (its intent's ``kb_problems``) and asks for nothing stays in the conversation's intent:
+"我已经付过钱了" after an unpaid order's status is about that payment, not a return to open.
+Any other turn is read as usual.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from hermes_desk.nlu import (
     merge_model_slots,
 )
 from hermes_desk.nlu import request_act as read_act
+from hermes_desk.nlu.acts import asks_for_something, reports
 from hermes_desk.nlu.apostrophes import as_written
 from hermes_desk.nlu.language import detect_language
 from hermes_desk.packs import IntentSpec, Pack
@@ -64,7 +68,8 @@ class TurnReaderStage:
         self.oos_threshold = oos_threshold
         self.model_slots = model_slots
         #: the classifier's confidence, on the turn alone, that makes a turn the waiting
-        #: workflow's own request again whatever the conversation leans to
+        #: workflow's own request again whatever the conversation leans to; below it, a turn
+        #: that reports the conversation's own problem stays in the conversation
         self.repeat_confidence = DialogueState().override
 
     async def read(self, session: Session, text: str) -> Reading:
@@ -79,7 +84,7 @@ class TurnReaderStage:
         resolved = self.intents.read(text, state)
         found, mentions = self.slots.read(text)
         found = _not_the_withdrawals_words(found, text, self.pack)
-        intent, carried = self._framed(resolved, waiting, text, found)
+        intent, carried = self._framed(resolved, waiting, text, found, previous_intent)
         state.intent = intent.name if not intent.out_of_scope else state.intent
         nlu_ms = (time.perf_counter() - perf) * 1000
         language = detect_language(text, session.language, default=_default_language(self.pack))
@@ -137,19 +142,21 @@ class TurnReaderStage:
         waiting: WorkflowView | None,
         text: str,
         found: dict[str, object],
+        previous: str | None,
     ) -> tuple[IntentSpec, bool]:
         """The intent the turn is handled under, and whether it came from the conversation:
         the waiting workflow's own when the turn brings its slot or the classifier alone is
-        sure the customer asks for it again (see the module docstring)."""
+        sure the customer asks for it again; the conversation's when the turn reports one of
+        its problems (see the module docstring)."""
         intent = self.pack.intent(resolved.intent)
         slot = waiting.waiting_for if waiting is not None else None
         if waiting is None or not slot or slot.startswith(APPROVAL_PREFIX):
-            return intent, resolved.carried
+            return self._kept_by_its_problem(intent, resolved, text, previous)
         owner = next(
             (spec for spec in self.pack.intents.values() if spec.workflow == waiting.name), None
         )
         if owner is None or owner.name == intent.name:
-            return intent, resolved.carried
+            return self._kept_by_its_problem(intent, resolved, text, previous)
         brings = found.get(slot) is not None or (
             value_for_schema(text, owner.slots.get(slot)) is not None
         )
@@ -158,7 +165,25 @@ class TurnReaderStage:
             return owner, True
         if alone.intent == owner.name and alone.confidence >= self.repeat_confidence:
             return owner, False
-        return intent, resolved.carried
+        return self._kept_by_its_problem(intent, resolved, text, previous)
+
+    def _kept_by_its_problem(
+        self, intent: IntentSpec, resolved: ResolvedIntent, text: str, previous: str | None
+    ) -> tuple[IntentSpec, bool]:
+        """The conversation's intent instead of ``intent`` when the turn reports one of its
+        problems and asks for nothing ("我已经付过钱了" after "订单…待付款": its payment, not a
+        return to open), and the model, not very sure, ranks the conversation's intent next. A
+        request of its own ("碎了，我要退货") and a sure reading ("the tracking is broken, really
+        poor service": a complaint at 0.99) are read as the model reads them."""
+        if previous is None or previous == intent.name or previous not in self.pack.intents:
+            return intent, resolved.carried
+        ranking = (resolved.in_context or resolved.prediction).ranking
+        if ranking[0][1] >= self.repeat_confidence or previous not in (r[0] for r in ranking[:2]):
+            return intent, resolved.carried
+        conversation = self.pack.intent(previous)
+        if not reports(text, conversation.problem_phrases) or asks_for_something(text):
+            return intent, resolved.carried
+        return conversation, True
 
 
 def _default_language(pack: Pack) -> Literal["zh", "en"]:
