@@ -556,6 +556,27 @@ def test_a_parcel_that_arrived_broken_is_told_what_to_do_not_its_status_again(
     assert "photos within 48 hours" in text and "in transit" not in text, text
 
 
+@pytest.mark.parametrize(
+    ("where", "broken", "what_now", "told", "status"),
+    [
+        ("我的订单202405181212到哪了", "钢化膜碎了一张", "那怎么办", "拍照", "运输中"),
+        ("where is my parcel 202405181212", "the mug arrived broken", "what should I do?",
+         "photos within 48 hours", "in transit"),
+    ],
+)  # fmt: skip
+def test_asked_what_to_do_after_a_problem_is_told_what_to_do_not_the_status(
+    service: Service, where: str, broken: str, what_now: str, told: str, status: str
+) -> None:
+    """ "那怎么办" right after "钢化膜碎了一张" got the parcel's status again."""
+    sid = service.open_session("u1010")["session_id"]
+    service.turn(sid, "u1010", where)
+    service.turn(sid, "u1010", broken)
+    out = service.turn(sid, "u1010", what_now)
+    text = out["suggestion"]["text"]
+    assert told in text and status not in text, text
+    assert out["proposals"] == [] and out["workflow"] is None
+
+
 def test_asked_to_leave_a_parcel_with_a_neighbour_the_reply_says_how_not_its_status(
     service: Service,
 ) -> None:

@@ -49,6 +49,7 @@ from hermes_desk.nlu import (
     asks_for,
     asks_if_allowed,
     asks_when,
+    is_short,
     is_slot_only,
     reports,
     request_act,
@@ -358,14 +359,25 @@ def _question_before(reading: Reading) -> str | None:
 def _problem(reading: Reading) -> str | None:
     """The knowledge-base query when the turn reports a problem of the intent's
     ``kb_problems`` (or its remedy), else None: its own words, after the turn before when that
-    reported one too ("能补发吗" after "钢化膜碎了一张": a replacement for what broke)."""
+    reported one too ("能补发吗" after "钢化膜碎了一张": a replacement for what broke), or when this
+    one only asks what to do now ("那怎么办" after "少发了一件")."""
     phrases = reading.intent.problem_phrases
-    if not reports(reading.text, phrases):
-        return None
     before = _turn_before(reading)
-    if before is not None and before != reading.text and reports(before, phrases):
+    if before is None or before == reading.text or not reports(before, phrases):
+        return reading.text if reports(reading.text, phrases) else None
+    # "那怎么办" after "少发了一件": what to do about the problem just reported.
+    what_now = _WHAT_NOW.search(reading.text) is not None and is_short(reading.text, words=6)
+    if what_now or reports(reading.text, phrases):
         return f"{before} {reading.text}"
-    return reading.text
+    return None
+
+
+# Asking what to do now, without naming what about.
+_WHAT_NOW = re.compile(
+    r"怎么办|咋办|怎么处理|如何处理|怎么弄|what (?:should|do|can|shall) i do|what now|then what"
+    r"|what happens now|what can you do|what are my options",
+    re.IGNORECASE,
+)
 
 
 def _turn_before(reading: Reading) -> str | None:
