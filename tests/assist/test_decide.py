@@ -275,6 +275,11 @@ def test_the_same_request_again_continues_or_restarts_the_waiting_workflow(
         pack, tools, user="u1",
     )  # fmt: skip
     assert english.workflow is not None and english.workflow.kind == "restart"
+    for asked in ("why didn't I get a code?", "still no sms", "haven't I received it yet?"):
+        plan = decide(
+            reading(pack, "password_reset", asked, waiting=waiting), pack, tools, user="u1"
+        )
+        assert plan.workflow is not None and plan.workflow.kind == "restart", asked
     other = {"phone": "13912345678"}
     changed = decide(
         reading(pack, "password_reset", "换个手机号 13912345678", slots=other, waiting=waiting,

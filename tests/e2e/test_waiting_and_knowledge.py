@@ -86,9 +86,24 @@ def test_asking_for_a_new_code_restarts_the_reset(service: Service) -> None:
     old = workflow(service, first["workflow"]["id"])
     assert old["status"] == "failed" and "restarted" in (old["error"] or "")
     assert sms_request(service) != sent, "a new code was sent"
+    said = again["suggestion"]["text"]
+    assert again["suggestion"]["situation"] == "sent_again", again["suggestion"]
+    assert "重新发送" in said and "8000" in said and "短信拦截" in said, said
     verified = service.turn(sid, "u1001", f"收到了，{code(service)}")
     assert verified["workflow"]["id"] == again["workflow"]["id"], "the new run takes the code"
     assert verified["workflow"]["waiting_for"] == "approval:reset_password"
+
+
+def test_a_code_not_received_in_english_is_sent_again_and_said_so(service: Service) -> None:
+    """ "why didn't I get a code?" and "still no sms" got "A code has been sent…" again."""
+    sid, _ = start_reset(service)
+    for asked in ("why didn't I get a code?", "still no sms"):
+        sent = sms_request(service)
+        again = service.turn(sid, "u1001", asked)
+        said = again["suggestion"]["text"]
+        assert sms_request(service) != sent, asked
+        assert said.startswith("I have sent a new code to the phone ending 8000"), said
+        assert again["workflow"]["waiting_for"] == "sms_code"
 
 
 def test_another_phone_said_in_passing_leaves_the_reset_on_its_own(service: Service) -> None:

@@ -209,6 +209,25 @@ def test_a_rejected_input_never_falls_back_to_the_waiting_prompt() -> None:
     assert "sent" not in text and "2" in text, text
 
 
+def test_sent_again_says_so_or_falls_back_to_the_slots_waiting_reply() -> None:
+    templates: dict[str, Any] = {
+        "waiting_sms_code": {"zh": "验证码已发送", "en": "A code was sent"},
+        "waiting_input": {"zh": "请提供", "en": "Please give it"},
+    }
+    facts = ResponderInput(
+        intent="password_reset",
+        situation="sent_again",
+        language="en",
+        workflow_state="waiting_input",
+        waiting_for="sms_code",
+    )
+    assert OfflineResponder({"password_reset": templates}).reply(facts) == "A code was sent"
+    own = {**templates, "sent_again": {"zh": "已重新发送", "en": "Sent a new one"}}
+    assert OfflineResponder({"password_reset": own}).reply(facts) == "Sent a new one"
+    bare = OfflineResponder({"password_reset": {}}).reply(facts)
+    assert bare.startswith("All right, I have sent it again"), bare
+
+
 def test_conversation_replies_answer_dialogue_acts() -> None:
     offline = OfflineResponder(
         {"oos": {"ok": {"zh": "抱歉，无法处理", "en": "Sorry, I cannot help"}}},

@@ -71,8 +71,9 @@ _TICKET_NOTE_TOOL = "add_ticket_note"
 _AGAIN = re.compile(
     r"再发|重发|重新发|重新获取|再来一[个条次]|没收到|收不到|没有收到|还没收到"
     r"|resend|send\s+(?:it|me|the\s+code|a\s+new\s+code|another(?:\s+one)?)?\s*again"
-    r"|new\s+code|another\s+code|did\s*n[o']?t\s+(?:get|receive)|have\s*n[o']?t\s+(?:got|gotten|received)"
-    r"|never\s+(?:got|received)|not\s+received",
+    r"|new\s+code|another\s+code|did\s*n[o']?t\s+(?:i\s+)?(?:get|receive)"
+    r"|have\s*n[o']?t\s+(?:i\s+)?(?:got|gotten|received)|never\s+(?:got|received)|not\s+received"
+    r"|\bno\s+(?:sms|code|text|message)",
     re.IGNORECASE,
 )
 #: A turn that asks to change what the waiting workflow runs with ("换个手机号", "use my new

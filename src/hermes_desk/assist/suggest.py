@@ -294,6 +294,7 @@ def facts_of(
         or plan.situation
         or ("input_rejected" if rejected is not None else None)
         or ("turned_down" if turned_down and not pending else None)
+        or ("sent_again" if _sent_again(plan, view) else None)
         or _situation(acting, pending, waiting_for)
         or _knowledge_situation(acting, reading.found, value_only=is_slot_only(reading.text))
     )
@@ -386,6 +387,18 @@ def _tries_left(plan: Plan, view: Any, workflows: Mapping[str, Any]) -> int | No
     if record is None or record.input_round == 0:
         return None
     return max(int(spec.input_attempts) - int(record.input_round), 0)
+
+
+def _sent_again(plan: Plan, view: Any) -> bool:
+    """Did this turn start the waiting workflow again with nothing changed ("收不到验证码":
+    the code sent anew), and does it wait for the customer's slot again?"""
+    move = plan.workflow
+    if move is None or move.kind != "restart" or move.inputs or view is None:
+        return False
+    waiting = view.waiting_for
+    return (
+        view.status == "waiting_input" and bool(waiting) and not waiting.startswith(APPROVAL_PREFIX)
+    )
 
 
 def _situation(acting: Acting, pending: list[Any], waiting_for: str | None) -> str | None:

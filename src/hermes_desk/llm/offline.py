@@ -89,6 +89,9 @@ SITUATIONS: dict[str, tuple[str, ...]] = {
     # Asked about after an agent turned it down (or it expired): it will not be done — never
     # "it did not go through, a colleague will follow up", which nobody was asked to.
     "turned_down": (),
+    # Not received, so sent again ("收不到验证码"): said as sent anew, never the first "已发送" a
+    # third time; without a template of its own, the slot's waiting reply.
+    "sent_again": (),
 }
 
 _WORKFLOW_SITUATION = {
@@ -125,6 +128,7 @@ _GENERIC = {
         "already_withdrawn": "好的，这项申请已经为您撤回，不会办理。请问还有什么可以帮您？",
         "not_going_ahead": "好的，这项申请不会办理。请问还有什么可以帮您？",
         "turned_down": "抱歉，这项申请没有获得批准，这次不会办理。请问还有什么可以帮您？",
+        "sent_again": "好的，已为您重新发送，请稍等查收，收到后告诉我。",
     },
     "en": {
         "ok": "Sure, let me help you with that. Is there anything else I can do for you?",
@@ -156,6 +160,7 @@ _GENERIC = {
         " Is there anything else?",
         "turned_down": "Sorry, that request was not approved, so it will not go ahead."
         " Is there anything else?",
+        "sent_again": "All right, I have sent it again; please tell me once it arrives.",
     },
 }
 
@@ -348,7 +353,10 @@ class OfflineResponder:
         the built-in generic reply for the language.
         """
         situation = situation_for(facts)
-        if situation in SITUATIONS:
+        if situation == "sent_again" and facts.waiting_for:
+            waiting = f"waiting_{facts.waiting_for}"
+            order = (situation, waiting, "waiting_input", *SITUATIONS["waiting_input"])
+        elif situation in SITUATIONS:
             order = (situation, *SITUATIONS[situation])
         elif situation.startswith("waiting_"):  # waiting for one slot: its own, then generic
             order = (situation, "waiting_input", *SITUATIONS["waiting_input"])
