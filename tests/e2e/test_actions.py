@@ -137,6 +137,10 @@ def test_a_question_about_a_ticket_an_agent_rejected_says_it_will_not_be_done(
     assert asked["suggestion"]["situation"] == "turned_down", asked["suggestion"]
     assert "没有获得批准" in said and "快递员态度很差" in said and "工作日" not in said, said
     assert asked["proposals"] == []
+    # "为什么不给我登记" put a second ticket forward, its summary the question itself.
+    why = service.turn(sid, "u1002", "为什么不给我登记")
+    assert why["suggestion"]["situation"] == "turned_down", why["suggestion"]
+    assert why["proposals"] == [], why["proposals"]
 
 
 def test_a_request_the_customer_takes_back_is_withdrawn_and_cannot_be_approved(

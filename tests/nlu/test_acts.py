@@ -39,6 +39,9 @@ QUESTIONS = [
     "can you tell me how long refunds take",
     "can you check whether my refund went through",
     "has my refund gone through?",
+    # why it was not done: a reproach, not a request ("不给我" asks for nothing)
+    "为什么不给我登记",
+    "你们为什么不帮我处理",
     # mixed
     "refund 要多久到账",
 ]
@@ -54,6 +57,8 @@ REQUESTS = [
     "能帮我退一下吗",
     "可以给我换个新的吗",
     "能给点补偿吗",
+    "能不能帮我退一下",
+    "可不可以给我换一个",
     "can you refund order 202405181001?",
     "could you open a complaint?",
     # a request next to a question: the request wins

@@ -46,11 +46,12 @@ _INFO = re.compile(
     r"|\blet me know\b|\bfind out\b|\blook up\b",
     re.IGNORECASE,
 )
-# 2. Desire, imperative and helper verbs.
+# 2. Desire, imperative and helper verbs ("为什么不给我登记" reproaches: a question, not a request;
+# "能不能帮我" is asked for by the modal's own alternative).
 _REQUEST = re.compile(
     r"(?<!不)我要(?!怎么|如何|去哪|到哪|在哪|等多久|多久|提供什么|准备什么|什么)"
     r"|(?<!不)我想(?!问|咨询|了解|知道|确认)|(?<!不)想要|我需要(?!(?:提供|准备)?(?:什么|哪些|啥))"
-    r"|帮我|帮忙|给我|替我|帮他|帮她|我要求|要求(?=赔|退|换|补|处理|给)"
+    r"|(?<!不)(?:帮我|帮忙|给我|替我|帮他|帮她)|我要求|要求(?=赔|退|换|补|处理|给)"
     r"|(?:能|可以|能不能|可不可以|能否|可否)(?:帮|给|替|赔|补偿)"
     r"|麻烦(?!问)(?:你|您)?(?:帮|给|把|尽快|处理|安排)|请(?:你|您)?(?:帮|给|把|为|尽快|马上|安排)"
     r"|(?<!do )\bi want\b(?! to (?:know|ask))|\bi wanna\b(?! (?:know|ask))"
