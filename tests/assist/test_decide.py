@@ -184,22 +184,31 @@ def test_a_question_about_the_opened_ticket_recalls_it_and_runs_nothing(
     """After an agent approved the ticket, "what is my ticket number" was answered with the
     article alone (or the order-number one): the reply now has the ticket it opened. A ticket
     an agent turned down (rejected, or expired undecided) is recalled too — the reply says it
-    will not be done; one still waiting, withdrawn or failed, by no one."""
+    will not be done; one withdrawn or failed, by no one. Asked how far it has got while it
+    still waits, the reply says it waits (``still_proposed``), nothing looked up."""
     done = _ticket("executed", {"ticket_id": "T-9", "status": "open"})
     plan = decide(reading(pack, "complaint", text, act="question", proposals=[done]), pack, tools,
                   user="u7")  # fmt: skip
     assert plan.recall == ("act_1",) and plan.writes == () and plan.workflow is None
     assert [lookup.tool for lookup in plan.lookups] == ["kb_search"]
-    for status in ("proposed", "withdrawn", "failed"):
+    for status in ("withdrawn", "failed"):
         other = reading(pack, "complaint", text, act="question", proposals=[_ticket(status)])
         assert decide(other, pack, tools, user="u7").recall == (), status
+    still = reading(pack, "complaint", text, act="question", proposals=[_ticket("proposed")])
+    still_plan = decide(still, pack, tools, user="u7")
+    if "怎么样了" in text:
+        assert still_plan.situation == "still_proposed" and still_plan.recall == ("act_1",)
+        assert still_plan.lookups == () and still_plan.writes == ()
+    else:  # the ticket's number: there is none until it is opened
+        assert still_plan.recall == () and still_plan.situation is None
     for status in ("rejected", "expired"):
         other = reading(pack, "complaint", text, act="question", proposals=[_ticket(status)])
         assert decide(other, pack, tools, user="u7").recall == ("act_1",), status
     # the newest decides: an opened ticket, then a second one still waiting
     waiting = [done, dataclasses.replace(_ticket("proposed"), id="act_2")]
     again = reading(pack, "complaint", text, act="question", proposals=waiting)
-    assert decide(again, pack, tools, user="u7").recall == ()
+    expected = ("act_2",) if "怎么样了" in text else ()
+    assert decide(again, pack, tools, user="u7").recall == expected
 
 
 def _waiting(slot: str) -> WorkflowView:

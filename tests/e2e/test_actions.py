@@ -253,10 +253,40 @@ def test_while_a_return_waits_when_the_refund_comes_is_answered_and_approval_is_
     when = service.turn(sid, "u1001", "那退款什么时候到")
     assert "《退款多久能到账与退货进度》" in when["suggestion"]["text"], when["suggestion"]
     approval = service.turn(sid, "u1001", "多久能批下来")
-    assert approval["suggestion"]["situation"] == "proposed", approval["suggestion"]
-    assert "订单 202405181001" in approval["suggestion"]["text"]
+    assert approval["suggestion"]["situation"] == "still_proposed", approval["suggestion"]
+    said = approval["suggestion"]["text"]
+    assert "订单 202405181001" in said and "正在等客服确认" in said and "好的" not in said, said
     assert [p["status"] for p in proposals(service, sid, "u1001")] == ["proposed"]
     assert ret["status"] == "proposed"
+
+
+def test_asked_whether_a_waiting_write_is_done_the_reply_says_it_waits(service: Service) -> None:
+    """ "did the refund go through?" while the refund waited answered "All right, I have put in
+    the request…", and "登记了吗" while the ticket waited found no article ("转给专员确认")."""
+    sid = service.open_session("u1003")["session_id"]
+    [ret] = service.turn(sid, "u1003", "I want to return order 202405231122, changed my mind")[
+        "proposals"
+    ]
+    approve(service, ret, "u1003").raise_for_status()
+    asked = service.turn(sid, "u1003", "did the refund go through?")
+    said = asked["suggestion"]["text"]
+    assert asked["suggestion"]["situation"] == "still_proposed", asked["suggestion"]
+    assert "is in and waiting for confirmation" in said and "refund 198" in said, said
+    assert not said.startswith("All right"), said
+    again = service.turn(sid, "u1003", "I want my refund")
+    assert again["suggestion"]["situation"] == "proposed", "a request is not a question"
+    assert [p["tool"] for p in proposals(service, sid, "u1003")] == [
+        "create_return", "issue_refund"
+    ], "nothing put forward twice"  # fmt: skip
+    ticket = service.open_session("u1002")["session_id"]
+    [opened] = service.turn(ticket, "u1002", "我要投诉 快递员态度很差")["proposals"]
+    for question in ("登记了吗", "我的投诉处理得怎么样了"):
+        out = service.turn(ticket, "u1002", question)
+        said = out["suggestion"]["text"]
+        assert out["suggestion"]["situation"] == "still_proposed", (question, out["suggestion"])
+        assert "正在等待确认" in said and "快递员态度很差" in said and "工作日" not in said, said
+        assert out["proposals"] == [] and out["tool_calls"] == []
+    assert [p["id"] for p in proposals(service, ticket, "u1002")] == [opened["id"]]
 
 
 def test_a_withdrawal_beside_a_question_about_another_order_answers_both(

@@ -98,6 +98,14 @@ _YET = re.compile(
 )
 
 
+# How far a request has got ("我的投诉处理得怎么样了", "any update on my complaint?").
+_HOW_FAR = re.compile(
+    r"怎么样了|进度|到哪一步|处理得|处理到|有结果|any (?:news|update)|status of|how is (?:it|my)"
+    r"|what'?s happening with|where are (?:you|we) with",
+    re.IGNORECASE,
+)
+
+
 def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user: str) -> Plan:
     """The plan for one customer turn."""
     reading = _asked_for(reading, pack, tools)
@@ -122,6 +130,16 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
                 "a question about the customer's own request, decided earlier: its outcome is "
                 "shown, nothing proposed",
                 workflow=WorkflowMove("show", decided[0], decided[1]),
+            )
+        still = _still_waiting(reading, tools)
+        asked = _YET.search(reading.text) or _HOW_FAR.search(reading.text)
+        if still is not None and reading.act == "question" and asked:
+            return Plan(
+                intent.name,
+                "asked whether its write is done while it waits for the agent: it is in and "
+                "waits, nothing looked up or proposed",
+                situation="still_proposed",
+                recall=(still,),
             )
         return Plan(
             KB_INTENT,
@@ -635,6 +653,17 @@ def _carried_out(reading: Reading, tools: Mapping[str, ToolSpec]) -> tuple[str, 
     if (newest.status == "executed" and isinstance(newest.result, dict)) or newest.turned_down:
         return (newest.id,)
     return ()
+
+
+def _still_waiting(reading: Reading, tools: Mapping[str, ToolSpec]) -> str | None:
+    """The newest write of the turn's intent in this session (its id) when it still waits for
+    the agent and belongs to no workflow ("登记了吗" while the ticket waits): a workflow's
+    waiting write is shown with its workflow."""
+    writes = _writes(reading.intent, tools)
+    newest = next((p for p in reversed(reading.proposals) if p.tool in writes), None)
+    if newest is None or not newest.pending or newest.workflow_id:
+        return None
+    return newest.id
 
 
 def _has_kb(pack: Pack, tools: Mapping[str, ToolSpec]) -> bool:

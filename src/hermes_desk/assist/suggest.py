@@ -256,10 +256,12 @@ def facts_of(
     # A request carried out earlier that the turn asks about: its result, as it came (the
     # ticket's number); nothing ran for it in this turn.
     recalled = [p for p in reading.proposals if p.id in plan.recall]
-    outputs.update({p.tool: p.result for p in recalled if not p.turned_down})
+    outputs.update({p.tool: p.result for p in recalled if not p.turned_down and not p.pending})
     pending = [p for p in acting.proposals if p.pending]
     if plan.situation == "act_confirmation_pending":
         pending = [p for p in reading.proposals if p.pending][-1:]
+    elif plan.situation == "still_proposed":
+        pending = [p for p in recalled if p.pending]
 
     def explained(proposal: Proposal) -> str:
         if explain is not None and proposal.language != reading.language:
@@ -298,6 +300,8 @@ def facts_of(
         or _situation(acting, pending, waiting_for)
         or _knowledge_situation(acting, reading.found, value_only=is_slot_only(reading.text))
     )
+    if situation == "proposed" and not plan.situation and _asks_about(reading, pending):
+        situation = "still_proposed"
     if pending and situation in _ABOUT_A_PROPOSAL:
         # The reply is about the proposal: it names the record the proposal was made for, not
         # one this turn mentions (a return waiting for order A, re-shown on a turn naming B).
@@ -319,7 +323,14 @@ def facts_of(
 
 
 #: the reply situations whose sentence is about the waiting proposal (``{proposal}``)
-_ABOUT_A_PROPOSAL = frozenset({"proposed", "act_confirmation_pending"})
+_ABOUT_A_PROPOSAL = frozenset({"proposed", "still_proposed", "act_confirmation_pending"})
+
+
+def _asks_about(reading: Reading, pending: list[Proposal]) -> bool:
+    """Is the turn a question about writes put forward before it ("did the refund go
+    through?" while the refund waits for the agent), none of them new in this turn?"""
+    before = {p.id for p in reading.proposals}
+    return reading.act == "question" and bool(pending) and all(p.id in before for p in pending)
 
 
 def _named_by(proposal: Proposal, shown: Mapping[str, Any]) -> dict[str, str | int]:

@@ -62,6 +62,9 @@ SITUATIONS: dict[str, tuple[str, ...]] = {
     "workflow_running": ("ok",),
     # Never fall back to "ok": an "ok" template may say the write is done, and it is not.
     "proposed": (),
+    # Asked about a write put forward in an earlier turn that still waits ("退款了吗"): it is in
+    # and waits — not "好的，我已提交" as if the question had asked for it.
+    "still_proposed": ("proposed",),
     "not_found": (),
     "refused": ("tool_failed",),
     # What the customer gave a waiting workflow was rejected: never "the code was sent" again.
@@ -111,6 +114,7 @@ _GENERIC = {
         "workflow_failed": "抱歉，办理没有成功，我帮您转人工处理。",
         "workflow_escalated": "已为您转接人工客服，请稍候。",
         "proposed": "我已提交办理申请：{proposal}。客服确认后会马上为您处理。",
+        "still_proposed": "您的申请（{proposal}）已经提交，正在等待确认，确认后会马上为您处理。",
         "not_found": "抱歉，没有查到相关记录，请您核对一下号码好吗？",
         "refused": "抱歉，这个操作暂时无法办理，我帮您转给专员确认。",
         "input_rejected": "抱歉，您提供的信息没有通过验证，还可以再试 {tries_left} 次。",
@@ -138,6 +142,8 @@ _GENERIC = {
         "workflow_escalated": "I am passing you to a human colleague, one moment please.",
         "proposed": "I have put this through for confirmation: {proposal}. "
         "It will be done as soon as it is confirmed.",
+        "still_proposed": "Your request ({proposal}) is in and waiting for confirmation; "
+        "it will be done as soon as it is confirmed.",
         "not_found": "Sorry, I could not find that record. Could you check the number for me?",
         "refused": "Sorry, that cannot be done right now; let me pass it to a colleague.",
         "input_rejected": "Sorry, that did not pass the check; you have {tries_left} more tries.",
