@@ -211,6 +211,31 @@ def test_a_question_about_the_opened_ticket_recalls_it_and_runs_nothing(
     assert decide(again, pack, tools, user="u7").recall == expected
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["202405181001 的退款还没到账", "my refund for order 202405181001 hasn't arrived",
+     "still waiting for my refund, order 202405181001"],
+)  # fmt: skip
+def test_a_refund_not_arrived_looks_the_order_up_and_puts_nothing_forward(
+    pack: Pack, tools: dict[str, ToolSpec], text: str
+) -> None:
+    """ "202405181001 的退款还没到账" started the return workflow for a delivered order."""
+    order = {"order_id": "202405181001"}
+    plan = decide(reading(pack, "return_exchange", text, slots=order), pack, tools, user="u7")
+    assert plan.workflow is None and plan.writes == ()
+    assert [(lookup.tool, lookup.arguments) for lookup in plan.lookups] == [
+        ("get_order", {"order_id": "202405181001"})
+    ]
+    assert plan.if_found == "status_reported"
+    unnamed = decide(reading(pack, "return_exchange", "退款还没到账"), pack, tools, user="u7")
+    assert unnamed.missing_slots == ("order_id",) and unnamed.workflow is None
+    asked = decide(
+        reading(pack, "return_exchange", "我要退货 202405181001", slots=order), pack, tools,
+        user="u7",
+    )  # fmt: skip
+    assert asked.workflow is not None and asked.workflow.kind == "start", "a return asked for"
+
+
 def _waiting(slot: str) -> WorkflowView:
     return WorkflowView.model_validate({
         "id": "wf_1", "name": "password_reset", "status": "waiting_input", "tenant": "default",

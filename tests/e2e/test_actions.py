@@ -273,6 +273,8 @@ def test_asked_whether_a_waiting_write_is_done_the_reply_says_it_waits(service: 
     assert asked["suggestion"]["situation"] == "still_proposed", asked["suggestion"]
     assert "is in and waiting for confirmation" in said and "refund 198" in said, said
     assert not said.startswith("All right"), said
+    reported = service.turn(sid, "u1003", "my refund still isn't here")
+    assert reported["suggestion"]["situation"] == "still_proposed", reported["suggestion"]
     again = service.turn(sid, "u1003", "I want my refund")
     assert again["suggestion"]["situation"] == "proposed", "a request is not a question"
     assert [p["tool"] for p in proposals(service, sid, "u1003")] == [
@@ -348,6 +350,45 @@ def test_a_refund_not_arrived_is_not_asked_which_order_to_return(
     said = out["suggestion"]["text"]
     assert out["proposals"] == [] and "12" in said, said
     assert "退换货" not in said and "return" not in said.lower(), said
+
+
+@pytest.mark.parametrize(
+    ("user", "text", "says"),
+    [
+        ("u1001", "202405181001 的退款还没到账", "已签收，已退款 0 元"),
+        ("u1001", "my refund for 202405181001 hasn't arrived", "is delivered, with 0 refunded"),
+        ("u1003", "退款还没到 订单202405100789", "正在退货中"),
+        ("u1006", "my refund for order 202405170666 still hasn't come", "is refunded (459)"),
+        ("u1005", "202405211314 退款还没到账", "已取消。付过款的订单取消后"),
+        ("u1001", "202405250077 退款还没到账", "还没有付款，没有需要退的钱"),
+        ("u1003", "202405231122 refund not arrived yet", "is paid and not shipped yet"),
+    ],
+)
+def test_a_refund_not_arrived_says_where_the_order_stands_and_puts_nothing_forward(
+    service: Service, user: str, text: str, says: str
+) -> None:
+    """ "202405181001 的退款还没到账" put a return forward for a delivered order ("好的，我已为订单
+    …提交申请（…创建退货单）"): nobody had asked for one."""
+    before = last_seq(service)
+    sid = service.open_session(user)["session_id"]
+    out = service.turn(sid, user, text)
+    said = out["suggestion"]["text"]
+    assert out["suggestion"]["situation"] == "status_reported", out["suggestion"]
+    assert says in said, said
+    assert out["proposals"] == [] and out["workflow"] is None
+    assert [c["tool"] for c in out["tool_calls"]] == ["get_order"]
+    assert proposals(service, sid, user) == [] and executed_writes(service, before) == []
+
+
+def test_a_refund_not_arrived_for_another_customers_order_says_nothing_of_it(
+    service: Service,
+) -> None:
+    sid = service.open_session("u1001")["session_id"]
+    out = service.turn(sid, "u1001", "202405170666 的退款还没到账")  # u1006's refunded order
+    said = out["suggestion"]["text"]
+    assert out["suggestion"]["situation"] == "not_found", out["suggestion"]
+    assert "已退款" not in said and "459" not in said, said
+    assert out["proposals"] == []
 
 
 def test_taking_back_a_withdrawn_return_again_does_not_put_it_forward(service: Service) -> None:

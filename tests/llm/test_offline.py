@@ -238,6 +238,29 @@ def test_conversation_replies_answer_dialogue_acts() -> None:
     assert offline.reply(ResponderInput(intent="oos", situation="act_closing")) == "再见！"
 
 
+def test_a_reported_status_is_said_by_the_records_status() -> None:
+    offline = OfflineResponder(
+        {"return_exchange": {
+            "status_reported_refunded": {"zh": "订单 {order_id} 已退款", "en": "x"},
+            "not_found": {"zh": "没有查到订单 {order_id}", "en": "x"},
+        }}
+    )  # fmt: skip
+
+    def reply(status: str) -> str:
+        return offline.reply(
+            ResponderInput(
+                intent="return_exchange",
+                slots={"order_id": "1"},
+                tool_results={"get_order": {"status": status}},
+                situation="status_reported",
+            )
+        )
+
+    assert reply("refunded") == "订单 1 已退款"
+    # no template for the status: the generic sentence, never another situation's
+    assert reply("delivered") == "我已为您查到这笔订单，马上为您核实进度。"
+
+
 def test_an_ok_reply_has_variants_by_what_the_tool_found() -> None:
     offline = OfflineResponder(
         {

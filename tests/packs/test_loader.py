@@ -117,6 +117,19 @@ def _replace(path: Path, old: str, new: str) -> None:
             ["intents.yaml", "complaint", "bare_requests", "empty phrase"],
         ),
         (
+            "intents.yaml",
+            "    status_reports:\n      zh: [退款还没到,",
+            "    status_reports:\n      zh: ['',",
+            ["intents.yaml", "return_exchange", "status_reports", "empty phrase"],
+        ),
+        (
+            # a report of how a request stands, with no record to look up and say
+            "intents.yaml",
+            "    kb_record: get_order\n    # No tool here exchanges",
+            "    # No tool here exchanges",
+            ["intents.yaml", "return_exchange", "status_reports", "kb_record"],
+        ),
+        (
             # a bare request whose intent puts forward nothing that carries the customer's words
             "intents.yaml",
             "    calls: [create_ticket]\n    # The order a complaint",

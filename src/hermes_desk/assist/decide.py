@@ -98,6 +98,12 @@ _YET = re.compile(
 )
 
 
+# The record named inside the words ("my refund for order 202405181001 hasn't arrived"): taken
+# out before the pack's phrases are looked for, which name no record.
+_RECORD_NAMED = re.compile(
+    r"\s*\b(?:for|of|on|from)\s+(?:(?:my|the)\s+)?(?:order\s+)?(?:no\.?\s*|number\s+|#)?\d{6,}",
+    re.IGNORECASE,
+)
 # How far a request has got ("我的投诉处理得怎么样了", "any update on my complaint?").
 _HOW_FAR = re.compile(
     r"怎么样了|进度|到哪一步|处理得|处理到|有结果|any (?:news|update)|status of|how is (?:it|my)"
@@ -118,6 +124,13 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
     if intent.out_of_scope:
         return Plan(intent.name, "out of scope: no tool runs")
     acts = _acts(intent, tools)
+    if (
+        acts
+        and intent.status_reports
+        and reports(_RECORD_NAMED.sub("", reading.text), intent.status_phrases)
+        and not asks_for(reading.text, intent.kb_phrases, act=reading.act)
+    ):
+        return _status_report(reading, pack, tools, user=user)
     # A question about an intent that acts — or a reading too unsure to put a write forward
     # ("my keyboard order … says lost": a return at 0.45) — is answered, not acted on; so is
     # the record a question asked for ("我的退货怎么样了", then "订单号…"): no return put forward.
@@ -653,6 +666,40 @@ def _carried_out(reading: Reading, tools: Mapping[str, ToolSpec]) -> tuple[str, 
     if (newest.status == "executed" and isinstance(newest.result, dict)) or newest.turned_down:
         return (newest.id,)
     return ()
+
+
+def _status_report(
+    reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user: str
+) -> Plan:
+    """The customer says how their own request stands ("202405181001 的退款还没到账"): nothing
+    is put forward (a return was, for a delivered order nobody asked to return). A workflow of
+    the intent an agent decided is shown; else the record is looked up and its status said;
+    without the record's number, it is asked for."""
+    decided = _decided_workflow(reading)
+    if decided is not None:
+        return Plan(
+            reading.intent.name,
+            "a report of how the customer's own request stands, decided earlier: its outcome "
+            "is shown, nothing proposed",
+            workflow=WorkflowMove("show", decided[0], decided[1]),
+        )
+    intent = reading.intent
+    context = pack.turn_arguments(user=user, text=reading.text, language=reading.language)
+    record = _read_lookup(tools, intent.kb_record or "", reading.slots, context, complete=True)
+    if record is None:
+        missing = tuple(s for s in intent.required_slots if s not in reading.slots)
+        return Plan(
+            intent.name,
+            "a report of how a request stands, without its record",
+            missing_slots=missing,
+        )
+    return Plan(
+        intent.name,
+        "a report of how the customer's own request stands: the record is looked up and its "
+        "status said, nothing proposed",
+        lookups=(record,),
+        if_found="status_reported",
+    )
 
 
 def _still_waiting(reading: Reading, tools: Mapping[str, ToolSpec]) -> str | None:

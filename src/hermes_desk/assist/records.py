@@ -117,6 +117,9 @@ class Plan:
     missing_slots: tuple[str, ...] = ()
     #: The reply situation the plan settles itself (a dialogue act, a stated preference).
     situation: str | None = None
+    #: The reply situation when every look-up found its record (``status_reported``: the
+    #: record's status said); otherwise the usual one (``not_found``, ``tool_failed``).
+    if_found: str | None = None
     #: Proposals the customer withdrew with this turn ("不退了", "I'll keep it"): withdrawn
     #: unless an agent decided them first.
     withdraw: tuple[str, ...] = ()

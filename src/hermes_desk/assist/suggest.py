@@ -22,7 +22,7 @@ from hermes_desk.assist.records import Acting, Plan, Reading, Remembered, Sugges
 from hermes_desk.compliance import ComplianceChecker
 from hermes_desk.llm.messages import ResponderInput
 from hermes_desk.llm.offline import situation_for
-from hermes_desk.nlu import is_slot_only
+from hermes_desk.nlu import is_slot_only, reports
 from hermes_desk.packs import Pack
 from hermes_desk.sessions import Session
 from hermes_desk.tools import ToolSpec, ToolStatus
@@ -294,6 +294,7 @@ def facts_of(
         (withdrawn[0] if withdrawn is not None else None)
         or ("workflow_withdrawn" if acting.workflow_withdrawn and not rest else None)
         or plan.situation
+        or (plan.if_found if plan.if_found and _all_found(acting) else None)
         or ("input_rejected" if rejected is not None else None)
         or ("turned_down" if turned_down and not pending else None)
         or ("sent_again" if _sent_again(plan, view) else None)
@@ -328,9 +329,12 @@ _ABOUT_A_PROPOSAL = frozenset({"proposed", "still_proposed", "act_confirmation_p
 
 def _asks_about(reading: Reading, pending: list[Proposal]) -> bool:
     """Is the turn a question about writes put forward before it ("did the refund go
-    through?" while the refund waits for the agent), none of them new in this turn?"""
+    through?" while the refund waits for the agent), or a report of how they stand ("退款还没
+    到账"), none of them new in this turn?"""
     before = {p.id for p in reading.proposals}
-    return reading.act == "question" and bool(pending) and all(p.id in before for p in pending)
+    if not pending or not all(p.id in before for p in pending):
+        return False
+    return reading.act == "question" or reports(reading.text, reading.intent.status_phrases)
 
 
 def _named_by(proposal: Proposal, shown: Mapping[str, Any]) -> dict[str, str | int]:
@@ -398,6 +402,11 @@ def _tries_left(plan: Plan, view: Any, workflows: Mapping[str, Any]) -> int | No
     if record is None or record.input_round == 0:
         return None
     return max(int(spec.input_attempts) - int(record.input_round), 0)
+
+
+def _all_found(acting: Acting) -> bool:
+    """Every look-up of the turn answered with its record (none missing, none failed)."""
+    return bool(acting.results) and all(r.ok for r in acting.results.values())
 
 
 def _sent_again(plan: Plan, view: Any) -> bool:

@@ -95,6 +95,9 @@ SITUATIONS: dict[str, tuple[str, ...]] = {
     # Not received, so sent again ("收不到验证码"): said as sent anew, never the first "已发送" a
     # third time; without a template of its own, the slot's waiting reply.
     "sent_again": (),
+    # The customer said how their own request stands ("退款还没到账"): its record's status,
+    # by ``status_reported_<status>`` first.
+    "status_reported": (),
 }
 
 _WORKFLOW_SITUATION = {
@@ -133,6 +136,7 @@ _GENERIC = {
         "not_going_ahead": "好的，这项申请不会办理。请问还有什么可以帮您？",
         "turned_down": "抱歉，这项申请没有获得批准，这次不会办理。请问还有什么可以帮您？",
         "sent_again": "好的，已为您重新发送，请稍等查收，收到后告诉我。",
+        "status_reported": "我已为您查到这笔订单，马上为您核实进度。",
     },
     "en": {
         "ok": "Sure, let me help you with that. Is there anything else I can do for you?",
@@ -167,6 +171,7 @@ _GENERIC = {
         "turned_down": "Sorry, that request was not approved, so it will not go ahead."
         " Is there anything else?",
         "sent_again": "All right, I have sent it again; please tell me once it arrives.",
+        "status_reported": "I have found that order and will check how it stands for you.",
     },
 }
 
@@ -371,7 +376,7 @@ class OfflineResponder:
         if situation == "ok":
             overdue = ("ok_overdue",) if facts.overdue else ()
             order = (*overdue, *_status_variants(facts.tool_results), *order)
-        elif situation in ("workflow_failed", "not_found"):
+        elif situation in ("workflow_failed", "not_found", "status_reported"):
             # why, when a record's status says it; what was found, when a search found nothing
             # after the record (``not_found_get_order``: the order's status, then no article)
             order = (*_status_variants(facts.tool_results, situation), *order)

@@ -117,6 +117,13 @@ class IntentSpec(_Strict):
         "(the write's text arguments are missing) — unless a write of the intent waits already, "
         "or the turn before said something in scope, whose words the write then carries",
     )
+    status_reports: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict,
+        description="{language: [phrases]}: the customer says how their own request stands "
+        "('退款还没到账', 'my refund hasn't arrived'). Such a turn puts nothing forward: the "
+        "record (kb_record) is looked up and the reply says its status (situation "
+        "status_reported, by the record's status); without the record's number, it asks for it",
+    )
     kb_record: str | None = Field(
         None,
         description="a read tool of the intent: for a turn answered from the knowledge base "
@@ -156,6 +163,7 @@ class IntentSpec(_Strict):
             ("kb_requests", phrases_by_language),
             ("kb_problems", self.kb_problems),
             ("bare_requests", self.bare_requests),
+            ("status_reports", self.status_reports),
         ):
             blank = [lang for lang, phrases in lists.items() if not all(p.strip() for p in phrases)]
             if blank:
@@ -163,6 +171,8 @@ class IntentSpec(_Strict):
         for key, tool in (("kb_record", self.kb_record), ("record_check", self.record_check)):
             if tool is not None and tool not in self.tools:
                 raise ValueError(f"{key} {tool!r} is not listed under tools")
+        if self.status_reports and self.kb_record is None:
+            raise ValueError("status_reports needs kb_record: the record whose status is said")
         if self.out_of_scope and (self.tools or self.workflow):
             raise ValueError("an out-of-scope intent may not list tools or a workflow")
         return self
@@ -178,6 +188,11 @@ class IntentSpec(_Strict):
     def problem_phrases(self) -> tuple[str, ...]:
         """Every language's ``kb_problems`` phrases, lower-cased."""
         return tuple(p.lower() for phrases in self.kb_problems.values() for p in phrases)
+
+    @functools.cached_property
+    def status_phrases(self) -> tuple[str, ...]:
+        """Every language's ``status_reports`` phrases, lower-cased."""
+        return tuple(p.lower() for phrases in self.status_reports.values() for p in phrases)
 
     @functools.cached_property
     def bare_phrases(self) -> tuple[str, ...]:
