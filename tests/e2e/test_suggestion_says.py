@@ -194,6 +194,24 @@ def test_a_customer_asking_for_a_person_is_told_they_have_one(
     assert out["tool_calls"] == [] and out["proposals"] == []
 
 
+@pytest.mark.parametrize(
+    "text, said",
+    [("hello, I'd like to speak to a human", "you are talking to a person"),
+     ("are you a real person or a bot", "you are talking to a person"),
+     ("你们是人工还是机器人", "我是人工客服"), ("能不能帮我转人工", "我是人工客服")],
+)  # fmt: skip
+def test_asking_for_a_person_among_other_words_is_told_they_have_one(
+    service: Service, text: str, said: str
+) -> None:
+    """ "hello, I'd like to speak to a human" and "你们是人工还是机器人" (more than the act's
+    phrase) answered "Sorry, I cannot help with that one"."""
+    sid = service.open_session("u1001")["session_id"]
+    out = service.turn(sid, "u1001", text)
+    assert out["suggestion"]["situation"] == "act_human", out["suggestion"]
+    assert said in out["suggestion"]["text"]
+    assert out["tool_calls"] == [] and out["proposals"] == []
+
+
 def test_a_confirmation_while_a_write_waits_proposes_nothing_new(service: Service) -> None:
     sid = service.open_session("u1001")["session_id"]
     complaint = service.turn(sid, "u1001", "我要投诉，订单202405201234的快递员态度很差")

@@ -195,3 +195,12 @@ def test_a_withdrawal_group_without_names_is_refused() -> None:
         ActPhrases.from_dict({"withdrawals_of": [{"zh": ["不退了"]}]})
     with pytest.raises(PackError, match="withdrawals_of"):
         ActPhrases.from_dict({"withdrawals_of": {"takes_back": ["x"]}})
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [("hello, I'd like to speak to a human", True), ("能不能帮我转人工", True),
+     ("你们是人工还是机器人", True), ("where is my order", False), ("a humane company", False)],
+)  # fmt: skip
+def test_asking_for_a_person_anywhere_in_the_turn(text: str, asks: bool) -> None:
+    assert ACTS.asks_for_a_person(text) is asks

@@ -122,7 +122,17 @@ def _courtesy_plan(reading: Reading, acts: ActPhrases, waits_for_customer: bool)
     cancel it then" do: "All right." would say it is done) and, unless it thanks, says little
     else (at most 20 Chinese characters or 10 words). Not while a workflow waits for the
     customer: it asks again."""
-    if not reading.intent.out_of_scope or waits_for_customer or asks_for_something(reading.text):
+    if not reading.intent.out_of_scope or waits_for_customer:
+        return None
+    if acts.asks_for_a_person(reading.text) and not _says_much(reading.text):
+        # "hello, I'd like to speak to a human": asking for a person is that act, not a
+        # request we cannot help with — a person is answering.
+        return Plan(
+            reading.intent.name,
+            "out of scope, asking for a person: answered as such, nothing looked up or proposed",
+            situation="act_human",
+        )
+    if asks_for_something(reading.text):
         return None
     act = acts.courtesy(reading.text)
     if act is None or (act != "thanks" and _says_much(reading.text)):

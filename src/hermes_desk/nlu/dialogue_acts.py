@@ -80,8 +80,10 @@ class ActPhrases:
     _by_first: dict[str, tuple[tuple[str, DialogueActName | None], ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
-    #: the thanks phrases (a turn that thanks anywhere answers as thanks)
+    #: the thanks phrases (a turn that thanks anywhere answers as thanks), and those that ask
+    #: for a person (asked for anywhere in the turn)
     _thanks: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
+    _human: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
     #: every withdrawal phrase (most turns hold none: one look settles them), and the
     #: ``withdrawals_of`` groups without their switches
     _any_withdrawal: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
@@ -91,6 +93,7 @@ class ActPhrases:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_thanks", tuple(p for p, a in self.phrases if a == "thanks"))
+        object.__setattr__(self, "_human", tuple(p for p, a in self.phrases if a == "human"))
         by_first: dict[str, list[tuple[str, DialogueActName | None]]] = {}
         for pair in self.phrases:
             by_first.setdefault(pair[0][:1], []).append(pair)
@@ -224,6 +227,11 @@ class ActPhrases:
             alone = len(phrase) > 1 or phrase.isascii() or end == len(lowered)
             return act if alone or lowered[end] in _AFTER_ONE_CHARACTER else None
         return None
+
+    def asks_for_a_person(self, text: str) -> bool:
+        """Whether the turn asks for a person anywhere ("hello, I'd like to speak to a human",
+        "能不能帮我转人工")."""
+        return _contains_any(text.lower(), self._human)
 
     def goes_ahead(self, text: str) -> bool:
         """Whether the turn tells the agent to go ahead ("great, do it", "那就办吧")."""
