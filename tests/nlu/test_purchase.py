@@ -47,6 +47,21 @@ def extract() -> SlotExtractor:
         ("我要退货 订单202405181001 质量有问题", None, None, "质量有问题"),
         ("我要换货 尺码不对", None, None, "尺码不对"),
         ("我收到的东西坏了 订单202405181001", None, None, "东西坏了"),  # not "东西坏了 订单"
+        # Said as customers say it: "有点小", "don't fit", "shrank" (the default reason before).
+        ("订单202405181001的衣服有点小 想退", None, None, "衣服有点小"),
+        (
+            "I want to return order 202405181001, the shoes don't fit",
+            None,
+            None,
+            "the shoes don't fit",
+        ),
+        (
+            "I'd like a refund, the t-shirts shrank after one wash",
+            None,
+            None,
+            "the t-shirts shrank after one wash",
+        ),
+        ("的确太小了", None, None, "的确太小了"),  # 的确 is no label's 的
         # The order number, taken by its own extractor, leaves no gap in the reason.
         (
             "my air fryer 202405160123 stopped working after a week",

@@ -60,10 +60,11 @@ _ZH_BUY_AFTER = re.compile(rf"^\s*(?:才|刚|就|时|的时候)?\s*{_ZH_BUY}")
 _EN_BUY = re.compile(r"\b(?:bought|ordered|purchased|got|placed)\b", re.IGNORECASE)
 
 _REASON_CUES = re.compile(
-    r"太(?:大|小|长|短|紧|松|肥|瘦|薄|厚|重|贵)|尺码|尺寸|不合(?:适|身|脚)|质量|坏了|坏的|破了|破损|碎了|漏水|漏气"
+    r"太(?:大|小|长|短|紧|松|肥|瘦|薄|厚|重|贵)|有点(?:大|小|长|短|紧|松|肥|瘦)|偏(?:大|小|紧)|尺码|尺寸|不合(?:适|身|脚)|质量|坏了|坏的|破了|破损|碎了|漏水|漏气"
     r"|不亮|没反应|开不了机|用不了|不能用|不好用|发错|错发|少发|漏发|拍错|买错|不喜欢|色差|与描述不符|和描述不符"
     r"|不一样|有问题|故障|划痕|异味|过敏|不想要|不需要|不要了|过期|瑕疵|掉色|起球|开线|杂音|噪音|没声音|不响"
-    r"|too\s+(?:big|small|large|tight|loose|long|short|heavy|thin|thick|narrow|wide|loud|dark)|(?:doesn'?t|does\s+not|didn'?t)\s+fit"
+    r"|(?:too|a\s+bit|slightly)\s+(?:big|small|large|tight|loose|long|short|heavy|thin|thick|narrow|wide|loud|dark)"
+    r"|(?:doesn'?t|does\s+not|didn'?t|don'?t|do\s+not)\s+fit|shr[au]nk|faded|ripped|fell\s+apart"
     r"|wrong\s+(?:size|item|colou?r|model|one)|broken|damaged|defective|faulty|stopped\s+working"
     r"|(?:doesn'?t|does\s+not|isn'?t|is\s+not)\s+working|not\s+working|leak(?:s|ing)?|cracked"
     r"|scratched|(?:don'?t|do\s+not)\s+(?:like|want|need)|not\s+as\s+described|changed\s+my\s+mind"
@@ -178,7 +179,14 @@ def find_reason(text: str) -> str | None:
         reason = _EN_TRIM_TAIL.sub("", reason)
         reason = _EN_TRIM_HEAD.sub("", reason).strip()
         reason = _after_because(reason)
-        reason = re.sub(r"^(?:订单号?|order)\s*\d{6,}\s*", "", reason, flags=re.IGNORECASE).strip()
+        # "订单…的衣服有点小" (its number there, or blanked out by its extractor): the thing,
+        # not the label
+        reason = re.sub(
+            r"^(?:(?:订单号?|order)\s*\d{6,}|订单号?\s+(?=的))\s*(?:的(?=\S))?",
+            "",
+            reason,
+            flags=re.IGNORECASE,
+        ).strip()
         reason = re.sub(r"\s+订单号?\s*[:：]?\s*$", "", reason)  # "东西坏了 订单…": the label
         reason = re.sub(r"\s{2,}", " ", reason)  # an order number blanked out by its extractor
         if not _REASON_CUES.search(reason):
