@@ -182,6 +182,17 @@ def test_paid_yet_shown_unpaid_gets_the_payment_article_not_the_status_again(
     assert out["proposals"] == [] and out["workflow"] is None
 
 
+def test_asked_to_chase_a_late_parcel_puts_no_return_forward(service: Service) -> None:
+    """ "能帮我催一下吗" after a late parcel was read as a return by the turn alone (0.95) and a
+    return was put forward: it asks of the parcel's conversation what no tool does."""
+    sid = service.open_session("u1001")["session_id"]
+    service.turn(sid, "u1001", "我的快递 202405201234 怎么还没到 都7天了")
+    out = service.turn(sid, "u1001", "能帮我催一下吗")
+    assert out["intent"]["name"] == "logistics", out["intent"]
+    assert out["proposals"] == [] and out["workflow"] is None
+    assert "催" in out["suggestion"]["text"] and "退货" not in out["suggestion"]["text"]
+
+
 @pytest.mark.parametrize(
     ("text", "intent"),
     [

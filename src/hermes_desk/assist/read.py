@@ -30,7 +30,7 @@ from hermes_desk.nlu import (
     merge_model_slots,
 )
 from hermes_desk.nlu import request_act as read_act
-from hermes_desk.nlu.acts import asks_for_something, reports
+from hermes_desk.nlu.acts import asks_for, asks_for_something, reports
 from hermes_desk.nlu.apostrophes import as_written
 from hermes_desk.nlu.language import detect_language
 from hermes_desk.packs import IntentSpec, Pack
@@ -172,16 +172,21 @@ class TurnReaderStage:
     ) -> tuple[IntentSpec, bool]:
         """The conversation's intent instead of ``intent`` when the turn reports one of its
         problems and asks for nothing ("我已经付过钱了" after "订单…待付款": its payment, not a
-        return to open), and the model, not very sure, ranks the conversation's intent next. A
-        request of its own ("碎了，我要退货") and a sure reading ("the tracking is broken, really
-        poor service": a complaint at 0.99) are read as the model reads them."""
+        return to open), or asks of it what its tools do not do (its ``kb_requests``: "能帮我催一
+        下吗" after a late parcel), and the model, not very sure, ranks the conversation's intent
+        among its first two. A request of its own ("碎了，我要退货") and a sure reading ("the
+        tracking is broken, really poor service": a complaint at 0.99) are read as the model
+        reads them."""
         if previous is None or previous == intent.name or previous not in self.pack.intents:
             return intent, resolved.carried
         ranking = (resolved.in_context or resolved.prediction).ranking
         if ranking[0][1] >= self.repeat_confidence or previous not in (r[0] for r in ranking[:2]):
             return intent, resolved.carried
         conversation = self.pack.intent(previous)
-        if not reports(text, conversation.problem_phrases) or asks_for_something(text):
+        problem = reports(text, conversation.problem_phrases) and not asks_for_something(text)
+        # or asks of it what none of its tools does ("能帮我催一下吗" after a late parcel: read
+        # as a return at 0.95 by the turn alone, and a return was put forward)
+        if not problem and not asks_for(text, conversation.kb_phrases, act=read_act(text)):
             return intent, resolved.carried
         return conversation, True
 
