@@ -150,6 +150,24 @@ def test_context_model_answer_replaces_the_carry_over_rules() -> None:
     ).out_of_scope
 
 
+def test_a_switch_the_context_model_doubts_is_taken_too_unsure_to_act_on() -> None:
+    """ "能帮我弄一下吗" after a forgotten password: the turn alone reads a return at 0.86, the
+    context model is unsure. The switch is taken, but ``unsure``: answered, no write put
+    forward. Surer alone (0.95 and up), it is a request like any other."""
+    state = DialogueState(threshold=0.5)
+    state.resolve(
+        "忘记密码了", pred("password_reset", 0.99), in_context=pred("password_reset", 0.99)
+    )
+    r = state.resolve(
+        "能帮我弄一下吗", pred("return_exchange", 0.86), in_context=pred("kb_question", 0.33)
+    )
+    assert (r.intent, r.unsure) == ("return_exchange", True)
+    sure = state.resolve(
+        "我要退货", pred("return_exchange", 0.96), in_context=pred("kb_question", 0.33)
+    )
+    assert (sure.intent, sure.unsure) == ("return_exchange", False)
+
+
 def test_another_record_named_is_a_new_request() -> None:
     """The context model leans on the conversation's intent; a turn that names a record the
     conversation has not named and says it is another one is read by itself."""

@@ -28,7 +28,10 @@ a record besides the one the conversation named and that the turn alone reads as
 above the threshold ("where is order B?" after a return of order A). So is a request that names no
 record the conversation has not named and that the turn alone reads as another intent at least
 0.95 surely (``sure_request``): "那我不要了，退款吧" after a late parcel asks for a refund, whatever
-its "那", and "我要退货，订单A和B" after asking the status of A and B asks for a return. And an
+its "那", and "我要退货，订单A和B" after asking the status of A and B asks for a return. A turn
+the context model is unsure of and the turn alone reads as another intent at ``override`` or
+more is taken as that intent, but under ``sure_request`` it is ``unsure``: answered, no write
+put forward ("能帮我弄一下吗" after a forgotten password reads as a return at 0.86). And an
 unsure first turn that names such a record is not out of scope when the turn alone and the context
 model agree on an in-scope intent ("my keyboard order … never arrived"): small talk names no
 order.
@@ -258,8 +261,11 @@ class DialogueState:
         elif p.intent != OOS and p.confidence >= self.override:
             # Unsure in context, while the turn alone clearly points elsewhere ("你们支持哪些
             # 支付方式" or "also, has order … shipped?" after a return): a new request, not the
-            # conversation's (LABELS.md: a topic switch takes the new intent).
+            # conversation's (LABELS.md: a topic switch takes the new intent) — answered, but
+            # too unsure to put a write forward: "能帮我弄一下吗" after a forgotten password
+            # reads as a return at 0.86 alone.
             chosen = p.intent
+            unsure = previous is not None and p.confidence < self.sure_request
         elif (
             previous is None and OOS not in (p.intent, in_context.intent) and _record_numbers(text)
         ):
