@@ -380,6 +380,27 @@ def test_a_refund_not_arrived_says_where_the_order_stands_and_puts_nothing_forwa
     assert proposals(service, sid, user) == [] and executed_writes(service, before) == []
 
 
+@pytest.mark.parametrize(
+    ("first", "then", "says"),
+    [
+        ("为什么我的订单202405211314被取消了", "那钱呢", "付过款的订单取消后，钱按原支付方式退回"),
+        ("order 202405211314 says cancelled", "what about my money?",
+         "A paid order that is cancelled gets its money back"),
+    ],
+)  # fmt: skip
+def test_asked_where_a_cancelled_orders_money_is_the_reply_says_not_the_status_again(
+    service: Service, first: str, then: str, says: str
+) -> None:
+    """ "那钱呢" after a cancelled order's status got the same status line again."""
+    sid = service.open_session("u1005")["session_id"]
+    before = service.turn(sid, "u1005", first)["suggestion"]["text"]
+    out = service.turn(sid, "u1005", then)
+    said = out["suggestion"]["text"]
+    assert out["suggestion"]["situation"] == "status_reported", out["suggestion"]
+    assert says in said and said != before, said
+    assert out["proposals"] == [] and out["workflow"] is None
+
+
 def test_a_refund_not_arrived_for_another_customers_order_says_nothing_of_it(
     service: Service,
 ) -> None:

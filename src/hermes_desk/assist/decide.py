@@ -125,8 +125,7 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
         return Plan(intent.name, "out of scope: no tool runs")
     acts = _acts(intent, tools)
     if (
-        acts
-        and intent.status_reports
+        intent.status_reports
         and reports(_RECORD_NAMED.sub("", reading.text), intent.status_phrases)
         and not asks_for(reading.text, intent.kb_phrases, act=reading.act)
     ):
