@@ -129,7 +129,9 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
         and reports(_RECORD_NAMED.sub("", reading.text), intent.status_phrases)
         and not asks_for(reading.text, intent.kb_phrases, act=reading.act)
     ):
-        return _status_report(reading, pack, tools, user=user)
+        report = _status_report(reading, pack, tools, user=user)
+        if report is not None:
+            return report
     # A question about an intent that acts — or a reading too unsure to put a write forward
     # ("my keyboard order … says lost": a return at 0.45) — is answered, not acted on; so is
     # the record a question asked for ("我的退货怎么样了", then "订单号…"): no return put forward.
@@ -669,11 +671,12 @@ def _carried_out(reading: Reading, tools: Mapping[str, ToolSpec]) -> tuple[str, 
 
 def _status_report(
     reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user: str
-) -> Plan:
+) -> Plan | None:
     """The customer says how their own request stands ("202405181001 的退款还没到账"): nothing
     is put forward (a return was, for a delivered order nobody asked to return). A workflow of
     the intent an agent decided is shown; else the record is looked up and its status said;
-    without the record's number, it is asked for."""
+    without the record's number, it is asked for. None when the record cannot be looked up
+    (no such read tool served): the turn is decided as usual."""
     decided = _decided_workflow(reading)
     if decided is not None:
         return Plan(
@@ -687,6 +690,8 @@ def _status_report(
     record = _read_lookup(tools, intent.kb_record or "", reading.slots, context, complete=True)
     if record is None:
         missing = tuple(s for s in intent.required_slots if s not in reading.slots)
+        if not missing:
+            return None
         return Plan(
             intent.name,
             "a report of how a request stands, without its record",
