@@ -5,9 +5,10 @@ A workflow waiting for the customer frames the turn: a turn that brings the slot
 ("验证码是 123456") is read as that workflow's request, whatever the classifier makes of it, and
 so is a turn the classifier alone is sure asks for that request again ("我忘记密码了" at 0.99, even
 when the conversation leans elsewhere). A turn that reports one of the conversation's own
-problems (its intent's ``kb_problems``) and asks for nothing stays in the conversation's intent:
-"我已经付过钱了" after an unpaid order's status is about that payment, not a return to open.
-Any other turn is read as usual.
+problems (its intent's ``kb_problems``) and asks for nothing, or asks of it what none of its
+tools does (its ``kb_requests``), stays in the conversation's intent when the model is unsure:
+"我已经付过钱了" after an unpaid order's status is about that payment, and "能帮我催一下吗" after a
+late parcel about the parcel, not a return to open. Any other turn is read as usual.
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ class TurnReaderStage:
         self.model_slots = model_slots
         #: the classifier's confidence, on the turn alone, that makes a turn the waiting
         #: workflow's own request again whatever the conversation leans to; below it, a turn
-        #: that reports the conversation's own problem stays in the conversation
+        #: that reports the conversation's own problem (or asks what none of its tools does)
+        #: stays in the conversation
         self.repeat_confidence = DialogueState().override
 
     async def read(self, session: Session, text: str) -> Reading:
@@ -147,16 +149,16 @@ class TurnReaderStage:
         """The intent the turn is handled under, and whether it came from the conversation:
         the waiting workflow's own when the turn brings its slot or the classifier alone is
         sure the customer asks for it again; the conversation's when the turn reports one of
-        its problems (see the module docstring)."""
+        its problems or asks what none of its tools does (see the module docstring)."""
         intent = self.pack.intent(resolved.intent)
         slot = waiting.waiting_for if waiting is not None else None
         if waiting is None or not slot or slot.startswith(APPROVAL_PREFIX):
-            return self._kept_by_its_problem(intent, resolved, text, previous)
+            return self._kept_in_the_conversation(intent, resolved, text, previous)
         owner = next(
             (spec for spec in self.pack.intents.values() if spec.workflow == waiting.name), None
         )
         if owner is None or owner.name == intent.name:
-            return self._kept_by_its_problem(intent, resolved, text, previous)
+            return self._kept_in_the_conversation(intent, resolved, text, previous)
         brings = found.get(slot) is not None or (
             value_for_schema(text, owner.slots.get(slot)) is not None
         )
@@ -165,9 +167,9 @@ class TurnReaderStage:
             return owner, True
         if alone.intent == owner.name and alone.confidence >= self.repeat_confidence:
             return owner, False
-        return self._kept_by_its_problem(intent, resolved, text, previous)
+        return self._kept_in_the_conversation(intent, resolved, text, previous)
 
-    def _kept_by_its_problem(
+    def _kept_in_the_conversation(
         self, intent: IntentSpec, resolved: ResolvedIntent, text: str, previous: str | None
     ) -> tuple[IntentSpec, bool]:
         """The conversation's intent instead of ``intent`` when the turn reports one of its
