@@ -229,11 +229,16 @@ def test_a_refund_not_arrived_looks_the_order_up_and_puts_nothing_forward(
     assert plan.if_found == "status_reported"
     unnamed = decide(reading(pack, "return_exchange", "退款还没到账"), pack, tools, user="u7")
     assert unnamed.missing_slots == ("order_id",) and unnamed.workflow is None
-    asked = decide(
-        reading(pack, "return_exchange", "我要退货 202405181001", slots=order), pack, tools,
-        user="u7",
+    for request in ("我要退货 202405181001", "订单202405181001 退款还没到账 我要退货"):
+        asked = decide(
+            reading(pack, "return_exchange", request, slots=order), pack, tools, user="u7"
+        )
+        assert asked.workflow is not None and asked.workflow.kind == "start", request
+    checked = decide(
+        reading(pack, "return_exchange", "帮我查一下 202405181001 的退款还没到账", slots=order),
+        pack, tools, user="u7",
     )  # fmt: skip
-    assert asked.workflow is not None and asked.workflow.kind == "start", "a return asked for"
+    assert checked.workflow is None and checked.if_found == "status_reported", "asked to be told"
 
 
 def _waiting(slot: str) -> WorkflowView:

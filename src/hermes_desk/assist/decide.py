@@ -47,6 +47,7 @@ from hermes_desk.assist.converse import goes_ahead
 from hermes_desk.assist.records import Lookup, Plan, ProposedWrite, Reading, WorkflowMove
 from hermes_desk.nlu import (
     asks_for,
+    asks_for_something,
     asks_if_allowed,
     asks_when,
     is_short,
@@ -128,6 +129,7 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
         intent.status_reports
         and reports(_RECORD_NAMED.sub("", reading.text), intent.status_phrases)
         and not asks_for(reading.text, intent.kb_phrases, act=reading.act)
+        and not (acts and _asks_to_act(reading.text))
     ):
         report = _status_report(reading, pack, tools, user=user)
         if report is not None:
@@ -704,6 +706,12 @@ def _status_report(
         lookups=(record,),
         if_found="status_reported",
     )
+
+
+def _asks_to_act(text: str) -> bool:
+    """Does the turn ask for something to be done besides what it reports ("退款还没到账 我要
+    退货": the return, asked for)? Asking to be told ("帮我查一下") is no such request."""
+    return asks_for_something(text) and request_act(text) == "request"
 
 
 def _still_waiting(reading: Reading, tools: Mapping[str, ToolSpec]) -> str | None:
