@@ -43,6 +43,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from hermes_desk.actions import Proposal
 from hermes_desk.assist.converse import goes_ahead
 from hermes_desk.assist.records import Lookup, Plan, ProposedWrite, Reading, WorkflowMove
 from hermes_desk.nlu import (
@@ -662,13 +663,18 @@ def _carried_out(reading: Reading, tools: Mapping[str, ToolSpec]) -> tuple[str, 
     number" after the ticket was opened are answered with its number too), or turned down
     (rejected, or expired undecided: the answer says it will not be done, not how complaints
     are handled as if one were open). None while it waits, or after the customer withdrew it."""
-    writes = _writes(reading.intent, tools)
-    newest = next((p for p in reversed(reading.proposals) if p.tool in writes), None)
+    newest = _newest_write(reading, tools)
     if newest is None:
         return ()
     if (newest.status == "executed" and isinstance(newest.result, dict)) or newest.turned_down:
         return (newest.id,)
     return ()
+
+
+def _newest_write(reading: Reading, tools: Mapping[str, ToolSpec]) -> Proposal | None:
+    """The newest proposal in this session of one of the turn's intent's writes."""
+    writes = _writes(reading.intent, tools)
+    return next((p for p in reversed(reading.proposals) if p.tool in writes), None)
 
 
 def _status_report(
@@ -718,8 +724,7 @@ def _still_waiting(reading: Reading, tools: Mapping[str, ToolSpec]) -> str | Non
     """The newest write of the turn's intent in this session (its id) when it still waits for
     the agent and belongs to no workflow ("登记了吗" while the ticket waits): a workflow's
     waiting write is shown with its workflow."""
-    writes = _writes(reading.intent, tools)
-    newest = next((p for p in reversed(reading.proposals) if p.tool in writes), None)
+    newest = _newest_write(reading, tools)
     if newest is None or not newest.pending or newest.workflow_id:
         return None
     return newest.id

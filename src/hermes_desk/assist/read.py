@@ -27,11 +27,13 @@ from hermes_desk.nlu import (
     ResolvedIntent,
     SlotExtractor,
     TurnReader,
+    asks_for,
+    asks_for_something,
     mention_key,
     merge_model_slots,
+    reports,
 )
 from hermes_desk.nlu import request_act as read_act
-from hermes_desk.nlu.acts import asks_for, asks_for_something, reports
 from hermes_desk.nlu.apostrophes import as_written
 from hermes_desk.nlu.language import detect_language
 from hermes_desk.packs import IntentSpec, Pack
