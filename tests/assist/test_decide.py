@@ -667,7 +667,7 @@ def test_the_order_given_for_a_question_answers_it_and_puts_no_write_forward(
     order = {"order_id": "202405100789"}
     for before, text, language in (
         ("我的退货怎么样了", "订单号202405100789", "zh"),
-        ("where is my refund?", "it's 202405100789", "en"),
+        ("how is my return going?", "it's 202405100789", "en"),
     ):
         plan = decide(
             reading(pack, "return_exchange", text, slots=order, language=language,
@@ -680,6 +680,21 @@ def test_the_order_given_for_a_question_answers_it_and_puts_no_write_forward(
             ("get_order", order, None),
             ("kb_search", {"query": before, "language": language}, "get_order"),
         ], text
+    # A report of a refund not come ("where is my refund?"), then the number: that report, the
+    # order looked up and its status said.
+    for before, text, language in (
+        ("where is my refund?", "it is 202405100789", "en"),
+        ("我的退款还没到账", "202405100789", "zh"),
+    ):
+        report = decide(
+            reading(pack, "return_exchange", text, slots=order, language=language,
+                    previous_intent="return_exchange", previous_text=before),
+            pack, tools, user="u1",
+        )  # fmt: skip
+        assert report.if_found == "status_reported" and report.writes == (), before
+        assert [(lookup.tool, lookup.arguments) for lookup in report.lookups] == [
+            ("get_order", order)
+        ]
     # A request, or a question whether it may be done, then the number: the return's workflow.
     for before in ("我要退货", "我这个才用两周 能不能直接退", "can I return them?"):
         request = decide(

@@ -356,9 +356,16 @@ def test_a_refund_not_arrived_is_not_asked_which_order_to_return(
     ("user", "text", "says"),
     [
         ("u1001", "202405181001 的退款还没到账", "已签收，已退款 0 元"),
-        ("u1001", "my refund for 202405181001 hasn't arrived", "is delivered, with 0 refunded"),
+        (
+            "u1001",
+            "my refund for 202405181001 hasn't arrived",
+            "is delivered, with 0 yuan refunded",
+        ),
         ("u1003", "退款还没到 订单202405100789", "正在退货中"),
-        ("u1006", "my refund for order 202405170666 still hasn't come", "is refunded (459)"),
+        ("u1006", "my refund for order 202405170666 still hasn't come", "is refunded (459 yuan)"),
+        # how much came back is said by the same line
+        ("u1006", "订单202405170666退款了多少钱", "已退款 459 元"),
+        ("u1006", "how much was refunded for 202405170666?", "is refunded (459 yuan)"),
         ("u1005", "202405211314 退款还没到账", "已取消。付过款的订单取消后"),
         ("u1001", "202405250077 退款还没到账", "还没有付款，没有需要退的钱"),
         ("u1003", "202405231122 refund not arrived yet", "is paid and not shipped yet"),
@@ -399,6 +406,34 @@ def test_asked_where_a_cancelled_orders_money_is_the_reply_says_not_the_status_a
     assert out["suggestion"]["situation"] == "status_reported", out["suggestion"]
     assert says in said and said != before, said
     assert out["proposals"] == [] and out["workflow"] is None
+
+
+@pytest.mark.parametrize(
+    ("user", "first", "number", "says"),
+    [
+        ("u1001", "我的退款还没到账", "202405181001", "已签收，已退款 0 元"),
+        ("u1001", "my refund has not arrived", "it is 202405181001", "with 0 yuan refunded"),
+        # asked of the knowledge base, which cannot say it: the order is asked for, then said
+        ("u1006", "退了多少钱", "202405170666", "已退款 459 元"),
+        ("u1006", "how much was refunded?", "202405170666", "is refunded (459 yuan)"),
+    ],
+)
+def test_the_number_given_after_a_report_goes_on_with_the_report(
+    service: Service, user: str, first: str, number: str, says: str
+) -> None:
+    """ "我的退款还没到账", asked for the number, then "202405181001": a return was put forward,
+    and "退了多少钱" then the number found no article."""
+    before = last_seq(service)
+    sid = service.open_session(user)["session_id"]
+    asked = service.turn(sid, user, first)
+    assert asked["missing_slots"] == ["order_id"], asked["suggestion"]
+    assert "订单号" in asked["suggestion"]["text"] or "order number" in asked["suggestion"]["text"]
+    out = service.turn(sid, user, number)
+    said = out["suggestion"]["text"]
+    assert out["suggestion"]["situation"] == "status_reported", out["suggestion"]
+    assert says in said, said
+    assert out["proposals"] == [] and out["workflow"] is None
+    assert proposals(service, sid, user) == [] and executed_writes(service, before) == []
 
 
 def test_a_refund_not_arrived_for_another_customers_order_says_nothing_of_it(

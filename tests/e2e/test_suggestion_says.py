@@ -302,6 +302,9 @@ def test_a_parcel_that_arrived_or_never_will_is_not_promised_a_date(service: Ser
         chinese = service.turn(sid, user, f"订单{order_id}的快递到哪了")
         text = chinese["suggestion"]["text"]
         assert said_zh in text and "预计" not in text, text
+        # a parcel returned to the shop may have been a customer's return, received: its
+        # delivery is not denied ("已被退回…没有送达" for an order returned and refunded)
+        assert "没有送达" not in text and "not delivered" not in english["suggestion"]["text"]
         service.close(sid, user)
 
     sid = service.open_session("u1004")["session_id"]
@@ -648,12 +651,13 @@ def test_the_order_given_for_a_returns_progress_puts_no_second_return_forward(
 ) -> None:
     """ "我的退货怎么样了", then "订单号…": the number put a new return forward for the order
     already being returned ("好的，我已为订单…提交申请"). Now it answers the question: the
-    order's status, then where a return is and when its refund comes."""
+    order's status, then where a return is and when its refund comes (a question, by the
+    article; "where is my refund?", which reports a refund not come, by the status's line)."""
     for first, given, status, source in (
         ("我的退货怎么样了", "订单号202405100789", "订单 202405100789 当前状态：退货中。",
          "《退款多久能到账与退货进度》"),
-        ("where is my refund?", "it's 202405100789", "Order 202405100789 is being returned.",
-         "How long refunds take, and what is happening with a return"),
+        ("where is my refund?", "it's 202405100789", "Order 202405100789 is being returned",
+         "then takes 1–7 working days"),
     ):  # fmt: skip
         sid = service.open_session("u1003")["session_id"]
         service.turn(sid, "u1003", first)

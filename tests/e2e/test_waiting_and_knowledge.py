@@ -194,6 +194,28 @@ def test_asked_to_chase_a_late_parcel_puts_no_return_forward(service: Service) -
 
 
 @pytest.mark.parametrize(
+    ("question", "value", "wrong"),
+    [
+        # read as a password reset at 0.81 alone, and asked for a phone number
+        ("我想改一下收货地址", "改成北京市朝阳区建国路88号", "手机号"),
+        # searched with its own words, and answered with the hacked-account article
+        ("how do I change my delivery address?", "change it to 88 Jianguo Road, Beijing", "hack"),
+    ],
+)
+def test_a_new_address_after_asking_how_to_change_it_gets_the_address_answer(
+    service: Service, question: str, value: str, wrong: str
+) -> None:
+    sid = service.open_session("u1001")["session_id"]
+    first = service.turn(sid, "u1001", question)
+    assert first["knowledge"][0]["article_id"] == "address-change", first["knowledge"]
+    out = service.turn(sid, "u1001", value)
+    said = out["suggestion"]["text"]
+    assert out["intent"]["answered_as"] == "kb_question", out["intent"]
+    assert out["knowledge"][0]["article_id"] == "address-change", said
+    assert wrong not in said.lower() and out["proposals"] == [] and out["workflow"] is None
+
+
+@pytest.mark.parametrize(
     ("text", "intent"),
     [
         # a complaint the model is sure of, though "broken" is a parcel's problem

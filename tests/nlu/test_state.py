@@ -7,6 +7,8 @@ from hermes_desk.nlu import (
     is_acknowledgement,
     is_follow_up,
     is_short,
+    is_slot_only,
+    only_changes_to,
 )
 
 
@@ -316,3 +318,33 @@ def test_state_round_trips_the_last_turn() -> None:
     state.resolve("我的快递怎么还没到", pred("logistics", 0.9))
     again = DialogueState.from_dict(state.to_dict())
     assert (again.intent, again.last_text, again.turns) == ("logistics", "我的快递怎么还没到", 1)
+
+
+def test_only_changes_to_reads_a_value_whose_subject_is_the_turn_before() -> None:
+    said = [
+        "改成北京市朝阳区建国路88号",
+        "那就换成大一号的",
+        "change it to 88 Jianguo Road, Beijing",
+        "ok, send it to my office instead",
+        "the new address is 12 Park Lane",
+    ]
+    assert all(only_changes_to(text) for text in said)
+    # a request that names its subject, a question, an alternative asked about
+    other = [
+        "我想改一下收货地址",
+        "能改成北京吗",
+        "how do I change it to another address?",
+        "发到邮箱还是要自己下载",
+    ]
+    assert not any(only_changes_to(text) for text in other)
+
+
+def test_a_number_said_as_what_it_is_is_only_a_slot_value() -> None:
+    said = [
+        "it is 202405181001",
+        "this is 202405181001",
+        "that's 202405181001",
+        "订单号是202405181001",
+    ]
+    assert all(is_slot_only(text) for text in said)
+    assert not is_slot_only("it is broken, order 202405181001")

@@ -53,6 +53,7 @@ from hermes_desk.nlu import (
     asks_when,
     is_short,
     is_slot_only,
+    only_changes_to,
     reports,
     request_act,
 )
@@ -126,11 +127,14 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
     if intent.out_of_scope:
         return Plan(intent.name, "out of scope: no tool runs")
     acts = _acts(intent, tools)
+    # A turn that only gives the record's number goes on with the report it was asked for by
+    # ("我的退款还没到账", then "202405181001": a return was put forward).
+    said = (_turn_before(reading) if is_slot_only(reading.text) else None) or reading.text
     if (
         intent.status_reports
-        and reports(_RECORD_NAMED.sub("", reading.text), intent.status_phrases)
-        and not asks_for(reading.text, intent.kb_phrases, act=reading.act)
-        and not (acts and _asks_to_act(reading.text))
+        and reports(_RECORD_NAMED.sub("", said), intent.status_phrases)
+        and not asks_for(said, intent.kb_phrases, act=request_act(said))
+        and not (acts and _asks_to_act(said))
     ):
         report = _status_report(reading, pack, tools, user=user)
         if report is not None:
@@ -428,13 +432,15 @@ def _record_question(
     reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user: str
 ) -> Plan | None:
     """A knowledge question that names its record ("订单…的地址写错了，能改吗"), or a turn that
-    only gives it after the question ("订单号…" after "我地址写错了，能改吗"): searched with the
-    question's words, after the record (the intent's ``kb_record``), whose status the answer
-    says. The status does not join the query here: a policy question is not about a status
-    ("运费怎么算" for a shipped order found the address article). Only a record the turn itself
-    names: an order named earlier is not looked up for every policy question after it.
-    None: the intent's own calls."""
-    before = _turn_before(reading) if is_slot_only(reading.text) else None
+    only gives it after the question ("订单号…" after "我地址写错了，能改吗") or only says what to
+    change to ("改成北京市…" after "我想改一下收货地址"): searched with the question's words,
+    after the record (the intent's ``kb_record``), whose status the answer says. The status
+    does not join the query here: a policy question is not about a status ("运费怎么算" for a
+    shipped order found the address article). Only a record the turn itself names: an order
+    named earlier is not looked up for every policy question after it. None: the intent's own
+    calls."""
+    elliptical = is_slot_only(reading.text) or only_changes_to(reading.text)
+    before = _turn_before(reading) if elliptical else None
     lookups = _kb_lookups(
         reading, pack, tools, before or reading.text, user=user, slots=reading.found, status=False
     )
@@ -697,13 +703,19 @@ def _status_report(
     context = pack.turn_arguments(user=user, text=reading.text, language=reading.language)
     record = _read_lookup(tools, intent.kb_record or "", reading.slots, context, complete=True)
     if record is None:
-        missing = tuple(s for s in intent.required_slots if s not in reading.slots)
+        # the record's own number when the intent needs none to answer ("退了多少钱" asked of
+        # the knowledge base: only the order says)
+        spec = tools.get(intent.kb_record or "")
+        needed = spec.parameters.get("required", ()) if spec is not None else ()
+        wanted = (*intent.required_slots, *(s for s in needed if s in intent.slots))
+        missing = tuple(s for s in dict.fromkeys(wanted) if s not in reading.slots)
         if not missing:
             return None
         return Plan(
             intent.name,
             "a report of how a request stands, without its record",
             missing_slots=missing,
+            situation="record_missing",
         )
     return Plan(
         intent.name,

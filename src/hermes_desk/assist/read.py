@@ -6,9 +6,11 @@ A workflow waiting for the customer frames the turn: a turn that brings the slot
 so is a turn the classifier alone is sure asks for that request again ("我忘记密码了" at 0.99, even
 when the conversation leans elsewhere). A turn that reports one of the conversation's own
 problems (its intent's ``kb_problems``) and asks for nothing, or asks of it what none of its
-tools does (its ``kb_requests``), stays in the conversation's intent when the model is unsure:
-"我已经付过钱了" after an unpaid order's status is about that payment, and "能帮我催一下吗" after a
-late parcel about the parcel, not a return to open. Any other turn is read as usual.
+tools does (its ``kb_requests``), or only says what something should become ("改成北京市…"),
+stays in the conversation's intent when the model is unsure: "我已经付过钱了" after an unpaid
+order's status is about that payment, "能帮我催一下吗" after a late parcel about the parcel, not a
+return to open, and "改成北京市…" after asking to change the address about that address, not a
+password. Any other turn is read as usual.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from hermes_desk.nlu import (
     asks_for_something,
     mention_key,
     merge_model_slots,
+    only_changes_to,
     reports,
 )
 from hermes_desk.nlu import request_act as read_act
@@ -186,6 +189,8 @@ class TurnReaderStage:
         ranking = (resolved.in_context or resolved.prediction).ranking
         if ranking[0][1] >= self.repeat_confidence or previous not in (r[0] for r in ranking[:2]):
             return intent, resolved.carried
+        if only_changes_to(text):  # "改成北京市…" after asking to change the address: that change
+            return self.pack.intent(previous), True
         conversation = self.pack.intent(previous)
         problem = reports(text, conversation.problem_phrases) and not asks_for_something(text)
         # or asks of it what none of its tools does ("能帮我催一下吗" after a late parcel: read

@@ -98,6 +98,9 @@ SITUATIONS: dict[str, tuple[str, ...]] = {
     # The customer said how their own request stands ("退款还没到账"): its record's status,
     # by ``status_reported_<status>`` first.
     "status_reported": (),
+    # …without the record's number ("退了多少钱"): asked for it, by the intent's missing_slots
+    # reply when it has none of its own (a policy question's asks which policy).
+    "record_missing": ("missing_slots",),
 }
 
 _WORKFLOW_SITUATION = {

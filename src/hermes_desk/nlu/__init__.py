@@ -46,6 +46,7 @@ from hermes_desk.nlu.state import (
     is_short,
     is_slot_only,
     mention_key,
+    only_changes_to,
 )
 
 __all__ = [
@@ -91,6 +92,7 @@ __all__ = [
     "mention_key",
     "merge_model_slots",
     "normalise_ids",
+    "only_changes_to",
     "reports",
     "request_act",
     "rule_for",

@@ -69,6 +69,7 @@ __all__ = [
     "is_short",
     "is_slot_only",
     "mention_key",
+    "only_changes_to",
 ]
 
 _FOLLOW_UP_START = re.compile(
@@ -81,7 +82,17 @@ _FOLLOW_UP_END = re.compile(r"(呢|呀|啊)\s*[?？!！。.]*\s*$")
 _SLOT_ONLY = re.compile(
     r"^\s*(?:(?:我的|my|the)?\s*(?:订单号?|单号|手机号?|电话|号码|验证码"
     r"|order(?: id| number| no\.?)?|phone(?: number)?|number|code"
-    r"|it'?s|is|是)\s*[:：是]?\s*)*[\d\s+\-]{6,}\s*[。.!！]?\s*$",
+    r"|it'?s|that'?s|(?:it|this|that) is|is|是)\s*[:：是]?\s*)*[\d\s+\-]{6,}\s*[。.!！]?\s*$",
+    re.IGNORECASE,
+)
+# What something should become, its subject left to the turn before ("改成北京市…", "换成大一号的",
+# "change it to 88 Jianguo Road", "send it to my office instead").
+_CHANGE_TO = re.compile(
+    r"^\s*(?:那|那就|就|好|好的|嗯|请|麻烦(?:你|您)?|帮我|给我|[,，\s])*"
+    r"(?:改成|改为|改到|换成|换为|换到|新地址是)"
+    r"|^\s*(?:(?:ok(?:ay)?|then|so|please|can you|could you)[,\s]+)*"
+    r"(?:change|switch|update|make|move|send|ship|deliver)\s+(?:it|that|this|them)\s+(?:over\s+)?to\b"
+    r"|^\s*(?:my|the)\s+new\s+address\s+is\b",
     re.IGNORECASE,
 )
 _ACK_WORD = (
@@ -133,6 +144,18 @@ def is_short(text: str, *, cjk_chars: int = 6, words: int = 4) -> bool:
 def is_slot_only(text: str) -> bool:
     """Is ``text`` only a slot value ("订单号是202405201234", "13800138000")?"""
     return _SLOT_ONLY.match(text) is not None
+
+
+def only_changes_to(text: str) -> bool:
+    """Does ``text`` only say what something should become, leaving what to the turn before
+    ("改成北京市朝阳区…" after "我想改一下收货地址", "change it to 88 Jianguo Road")?
+
+    >>> [only_changes_to(t) for t in ("改成北京市朝阳区建国路88号", "change it to 88 Main St")]
+    [True, True]
+    >>> [only_changes_to(t) for t in ("我想改地址", "发到邮箱还是要自己下载")]
+    [False, False]
+    """
+    return _CHANGE_TO.search(text) is not None and request_act(text) == "request"
 
 
 def is_follow_up(text: str) -> bool:
