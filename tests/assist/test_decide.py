@@ -475,6 +475,14 @@ def test_damage_in_transit_is_answered_from_the_kb_with_the_turns_words(
         "能补发吗", act="question", previous_text="到哪了", previous_intent="logistics"
     )
     assert alone.lookups[0].arguments == {"query": "能补发吗", "language": "zh"}
+    # Only the number after the problem: the problem's words, after the order it names (its
+    # status said, not searched with); the parcel's status alone answered nothing of the damage.
+    numbered = plan_for("202405181212", previous_text="钢化膜碎了一张", previous_intent="logistics")
+    assert numbered.answer_intent == "kb_question" and numbered.writes == ()
+    assert [(lu.tool, lu.arguments, lu.status_of) for lu in numbered.lookups] == [
+        ("get_order", order, None),
+        ("kb_search", {"query": "钢化膜碎了一张", "language": "zh"}, None),
+    ]
     for text in ("外包装没有破损，就是慢", "我的快递到哪了"):
         plan = plan_for(text)
         assert plan.answer_intent == "logistics"

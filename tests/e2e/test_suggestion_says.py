@@ -578,6 +578,29 @@ def test_a_parcel_that_arrived_broken_is_told_what_to_do_not_its_status_again(
 
 
 @pytest.mark.parametrize(
+    ("user", "broken", "number", "told", "status"),
+    [
+        ("u1010", "the screen protector arrived cracked", "it is 202405181212",
+         "photos within 48 hours", "Order 202405181212 is shipped"),
+        # a refund short of what was paid, then the order: a return's workflow was started
+        ("u1006", "I got refunded but it's 30 less than I paid", "order 202405170666",
+         "help article", "Order 202405170666 is refunded"),
+    ],
+)  # fmt: skip
+def test_the_number_given_after_a_problem_answers_the_problem(
+    service: Service, user: str, broken: str, number: str, told: str, status: str
+) -> None:
+    """ "…arrived cracked", asked for the order, then "it is 202405181212": the parcel's status
+    alone ("in transit, expected by …"), nothing of the damage."""
+    sid = service.open_session(user)["session_id"]
+    service.turn(sid, user, broken)
+    out = service.turn(sid, user, number)
+    text = out["suggestion"]["text"]
+    assert text.startswith(status) and told in text, text
+    assert out["proposals"] == [] and out["workflow"] is None
+
+
+@pytest.mark.parametrize(
     ("where", "broken", "what_now", "told", "status"),
     [
         ("我的订单202405181212到哪了", "钢化膜碎了一张", "那怎么办", "拍照", "运输中"),

@@ -186,11 +186,16 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
         )
     problem = _problem(reading) if intent.kb_problems and _has_kb(pack, tools) else None
     if problem is not None:
+        # the record a turn that only gives its number names is looked up first (its owner
+        # checked, its status said); its status does not join the query
+        named = reading.found if is_slot_only(reading.text) else {}
         return Plan(
             KB_INTENT,
             "a problem no tool of the intent handles: answered from the knowledge base with the "
             "turn's words, nothing proposed",
-            lookups=(_kb_search(reading, pack, tools, problem, user=user),),
+            lookups=_kb_lookups(
+                reading, pack, tools, problem, user=user, slots=named, status=False
+            ),
         )
     if intent.name == KB_INTENT and _has_kb(pack, tools):
         plan = _record_question(reading, pack, tools, user=user)
@@ -400,7 +405,8 @@ def _problem(reading: Reading) -> str | None:
     """The knowledge-base query when the turn reports a problem of the intent's
     ``kb_problems`` (or its remedy), else None: its own words, after the turn before when that
     reported one too ("能补发吗" after "钢化膜碎了一张": a replacement for what broke), or when this
-    one only asks what to do now ("那怎么办" after "少发了一件")."""
+    one only asks what to do now ("那怎么办" after "少发了一件"); the turn before's words alone
+    when this one only gives the record's number."""
     phrases = reading.intent.problem_phrases
     before = _turn_before(reading)
     if before is None or before == reading.text or not reports(before, phrases):
@@ -409,7 +415,9 @@ def _problem(reading: Reading) -> str | None:
     what_now = _WHAT_NOW.search(reading.text) is not None and is_short(reading.text, words=6)
     if what_now or reports(reading.text, phrases):
         return f"{before} {reading.text}"
-    return None
+    # "202405181001" after "快递被压坏了": the number of the problem's record (its status, said
+    # again, answered nothing of the damage)
+    return before if is_slot_only(reading.text) else None
 
 
 # Asking what to do now, without naming what about.
