@@ -673,15 +673,19 @@ def test_the_order_given_for_a_question_answers_it_and_puts_no_write_forward(
     article with its status), it is no request to return that order again. After a request
     ("我要退货"), the same number starts the return's workflow."""
     order = {"order_id": "202405100789"}
-    for before, text, language in (
-        ("我的退货怎么样了", "订单号202405100789", "zh"),
-        ("how is my return going?", "it's 202405100789", "en"),
-    ):
-        plan = decide(
+
+    def after(before: str, text: str, language: str = "zh") -> Any:
+        return decide(
             reading(pack, "return_exchange", text, slots=order, language=language,
                     previous_intent="return_exchange", previous_text=before),
             pack, tools, user="u1",
         )  # fmt: skip
+
+    for before, text, language in (
+        ("我的退货怎么样了", "订单号202405100789", "zh"),
+        ("how is my return going?", "it's 202405100789", "en"),
+    ):
+        plan = after(before, text, language)
         assert plan.answer_intent == "kb_question", text
         assert plan.writes == () and plan.workflow is None, text
         assert [(lookup.tool, lookup.arguments, lookup.status_of) for lookup in plan.lookups] == [
@@ -694,22 +698,14 @@ def test_the_order_given_for_a_question_answers_it_and_puts_no_write_forward(
         ("where is my refund?", "it is 202405100789", "en"),
         ("我的退款还没到账", "202405100789", "zh"),
     ):
-        report = decide(
-            reading(pack, "return_exchange", text, slots=order, language=language,
-                    previous_intent="return_exchange", previous_text=before),
-            pack, tools, user="u1",
-        )  # fmt: skip
+        report = after(before, text, language)
         assert report.if_found == "status_reported" and report.writes == (), before
         assert [(lookup.tool, lookup.arguments) for lookup in report.lookups] == [
             ("get_order", order)
         ]
     # A request, or a question whether it may be done, then the number: the return's workflow.
     for before in ("我要退货", "我这个才用两周 能不能直接退", "can I return them?"):
-        request = decide(
-            reading(pack, "return_exchange", "订单号202405100789", slots=order,
-                    previous_intent="return_exchange", previous_text=before),
-            pack, tools, user="u1",
-        )  # fmt: skip
+        request = after(before, "订单号202405100789")
         assert request.workflow is not None and request.workflow.kind == "start", before
     # A complaint's progress asked, then the order: no ticket whose summary is the number.
     ticket = decide(
