@@ -495,18 +495,27 @@ def _kb_lookups(
     intent's ``kb_record``: "cancel it" is answered for a shipped order as for a shipped one).
     ``slots``: where the record's arguments come from (default: the conversation's);
     ``status``: the record's status joins the query."""
-    context = pack.turn_arguments(user=user, text=query, language=reading.language)
-    record = _read_lookup(
-        tools,
-        reading.intent.kb_record or "",
-        reading.slots if slots is None else slots,
-        context,
-        complete=True,
-    )
+    record = _kb_record(reading, pack, tools, query, user=user, slots=slots)
     if record is None:
         return (_kb_search(reading, pack, tools, query, user=user),)
     status_of = record.tool if status else None
     return record, _kb_search(reading, pack, tools, query, user=user, status_of=status_of)
+
+
+def _kb_record(
+    reading: Reading,
+    pack: Pack,
+    tools: Mapping[str, ToolSpec],
+    text: str,
+    *,
+    user: str,
+    slots: Mapping[str, Any] | None = None,
+) -> Lookup | None:
+    """The look-up of the intent's ``kb_record`` with its arguments from ``slots`` (default:
+    the conversation's); None when one of them is not known."""
+    context = pack.turn_arguments(user=user, text=text, language=reading.language)
+    known = reading.slots if slots is None else slots
+    return _read_lookup(tools, reading.intent.kb_record or "", known, context, complete=True)
 
 
 def _kb_search(
@@ -708,8 +717,7 @@ def _status_report(
             workflow=WorkflowMove("show", decided[0], decided[1]),
         )
     intent = reading.intent
-    context = pack.turn_arguments(user=user, text=reading.text, language=reading.language)
-    record = _read_lookup(tools, intent.kb_record or "", reading.slots, context, complete=True)
+    record = _kb_record(reading, pack, tools, reading.text, user=user)
     if record is None:
         # the record's own number when the intent needs none to answer ("退了多少钱" asked of
         # the knowledge base: only the order says)
