@@ -442,9 +442,14 @@ def test_a_refund_not_arrived_for_another_customers_order_says_nothing_of_it(
     sid = service.open_session("u1001")["session_id"]
     out = service.turn(sid, "u1001", "202405170666 的退款还没到账")  # u1006's refunded order
     said = out["suggestion"]["text"]
-    assert out["suggestion"]["situation"] == "not_found", out["suggestion"]
-    assert "已退款" not in said and "459" not in said, said
+    assert out["suggestion"]["situation"] == "record_not_found", out["suggestion"]
+    assert "已退款" not in said and "459" not in said and "没有查到订单" in said, said
     assert out["proposals"] == []
+    # asked of the knowledge base, whose own not_found says no article was found
+    service.turn(sid, "u1001", "退了多少钱")
+    again = service.turn(sid, "u1001", "202405170666")
+    said = again["suggestion"]["text"]
+    assert "没有查到订单 202405170666" in said and "知识库" not in said, said
 
 
 def test_taking_back_a_withdrawn_return_again_does_not_put_it_forward(service: Service) -> None:

@@ -66,6 +66,10 @@ SITUATIONS: dict[str, tuple[str, ...]] = {
     # and waits — not "好的，我已提交" as if the question had asked for it.
     "still_proposed": ("proposed",),
     "not_found": (),
+    # The record a turn named is not the customer's (a number only, or a report of how it
+    # stands): the number to check, where an intent's not_found may speak of something else
+    # (a knowledge search that found nothing).
+    "record_not_found": ("not_found",),
     "refused": ("tool_failed",),
     # What the customer gave a waiting workflow was rejected: never "the code was sent" again.
     "input_rejected": (),
