@@ -365,6 +365,9 @@ def test_a_refund_not_arrived_is_not_asked_which_order_to_return(
         ("u1006", "my refund for order 202405170666 still hasn't come", "is refunded (459 yuan)"),
         # how much came back is said by the same line
         ("u1006", "订单202405170666退款了多少钱", "已退款 459 元"),
+        # asked when, or where it is, with the order's number: a return was put forward
+        ("u1001", "钱什么时候退给我 202405181001", "已签收，已退款 0 元"),
+        ("u1001", "202405181001 退款呢", "已签收，已退款 0 元"),
         ("u1006", "how much was refunded for 202405170666?", "is refunded (459 yuan)"),
         ("u1005", "202405211314 退款还没到账", "已取消。付过款的订单取消后"),
         ("u1001", "202405250077 退款还没到账", "还没有付款，没有需要退的钱"),
@@ -434,6 +437,21 @@ def test_the_number_given_after_a_report_goes_on_with_the_report(
     assert says in said, said
     assert out["proposals"] == [] and out["workflow"] is None
     assert proposals(service, sid, user) == [] and executed_writes(service, before) == []
+
+
+@pytest.mark.parametrize("text", ["refund status 202405181001", "退款进度 202405181001"])
+def test_a_records_status_named_as_a_thing_is_answered_not_acted_on(
+    service: Service, text: str
+) -> None:
+    """ "refund status 202405181001" read as a request, and a return was put forward."""
+    before = last_seq(service)
+    sid = service.open_session("u1001")["session_id"]
+    out = service.turn(sid, "u1001", text)
+    said = out["suggestion"]["text"]
+    assert out["intent"]["act"] == "question", out["intent"]
+    assert out["proposals"] == [] and out["workflow"] is None, said
+    assert "202405181001" in said and ("已签收" in said or "delivered" in said), said
+    assert proposals(service, sid, "u1001") == [] and executed_writes(service, before) == []
 
 
 def test_a_refund_not_arrived_for_another_customers_order_says_nothing_of_it(

@@ -42,6 +42,12 @@ QUESTIONS = [
     # why it was not done: a reproach, not a request ("不给我" asks for nothing)
     "为什么不给我登记",
     "你们为什么不帮我处理",
+    # 给我 after a verb is where it goes, not a request ("钱什么时候退给我" put a return forward)
+    "钱什么时候退给我 202405181001",
+    "什么时候补发给我",
+    # how a record stands, named as a thing ("refund status …" put a return forward)
+    "refund status 202405181001",
+    "退款进度 202405100789",
     # mixed
     "refund 要多久到账",
 ]
@@ -75,6 +81,8 @@ REQUESTS = [
     # complaints that look like questions
     "怎么这么慢！我要投诉",
     "你们这什么服务啊",
+    # a demand stated ("把钱退给我"), not asked when
+    "把钱退给我 202405181001",
     # mixed
     "帮我 refund 一下",
 ]

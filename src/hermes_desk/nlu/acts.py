@@ -7,7 +7,8 @@ for an action. The pack's labelling guide (``LABELS.md``, *Questions and request
 cases; this module reads them deterministically, in Chinese and English, in this order:
 
 1. Asking to be told is set aside first: "我想问一下…", "请问…", "帮我查一下…", "can you tell
-   me…", "I'd like to know…" ask for information, not for an action.
+   me…", "I'd like to know…", and a record's state named as a thing ("refund status …", "退款进度
+   …") ask for information, not for an action.
 2. A desire, an imperative or a helper verb makes a **request** — even in a question ("能帮我退一下
    吗", "can you refund order …?") and even next to a question ("我要退货，退款多久到账？").
 3. Otherwise a question form makes a **question**: a question mark, 吗/呢/多久/怎么/谁/是否/能不能,
@@ -43,15 +44,18 @@ _INFO = re.compile(
     r"|\bi need to know\b|\bi (?:was )?wonder(?:ing)?\b|\bjust wondering\b|\bquick question\b"
     r"|\b(?:can|could|would) you (?:please )?(?:tell|show) me\b|\b(?:please )?(?:tell|show) me\b"
     r"|\b(?:can|could|would) you (?:please )?(?:check|confirm|see|look|find out|let me know)\b"
-    r"|\blet me know\b|\bfind out\b|\blook up\b",
+    r"|\blet me know\b|\bfind out\b|\blook up\b"
+    # how a record stands, named as a thing ("refund status …", "退款进度 …"): asked to be told
+    r"|\bstatus\b|\bprogress\b|进度|状态",
     re.IGNORECASE,
 )
 # 2. Desire, imperative and helper verbs ("为什么不给我登记" reproaches: a question, not a request;
-# "能不能帮我" is asked for by the modal's own alternative).
+# "能不能帮我" is asked for by the modal's own alternative; 给我 after a verb is where the verb
+# goes, "钱什么时候退给我" asks when, "把钱退给我" is a request by being a statement).
 _REQUEST = re.compile(
     r"(?<!不)我要(?!怎么|如何|去哪|到哪|在哪|等多久|多久|提供什么|准备什么|什么)"
     r"|(?<!不)我想(?!问|咨询|了解|知道|确认)|(?<!不)想要|我需要(?!(?:提供|准备)?(?:什么|哪些|啥))"
-    r"|(?<!不)(?:帮我|帮忙|给我|替我|帮他|帮她)|我要求|要求(?=赔|退|换|补|处理|给)"
+    r"|(?<!不)(?:帮我|帮忙|(?<![退还寄发送转补])给我|替我|帮他|帮她)|我要求|要求(?=赔|退|换|补|处理|给)"
     r"|(?:能|可以|能不能|可不可以|能否|可否)(?:帮|给|替|赔|补偿)"
     r"|麻烦(?!问)(?:你|您)?(?:帮|给|把|尽快|处理|安排)|请(?:你|您)?(?:帮|给|把|为|尽快|马上|安排)"
     r"|(?<!do )\bi want\b(?! to (?:know|ask))|\bi wanna\b(?! (?:know|ask))"
