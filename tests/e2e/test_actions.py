@@ -439,11 +439,19 @@ def test_the_number_given_after_a_report_goes_on_with_the_report(
     assert proposals(service, sid, user) == [] and executed_writes(service, before) == []
 
 
-@pytest.mark.parametrize("text", ["refund status 202405181001", "退款进度 202405181001"])
-def test_a_records_status_named_as_a_thing_is_answered_not_acted_on(
-    service: Service, text: str
-) -> None:
-    """ "refund status 202405181001" read as a request, and a return was put forward."""
+@pytest.mark.parametrize(
+    "text",
+    [
+        "refund status 202405181001",
+        "退款进度 202405181001",
+        "202405181001 is this eligible for a return",
+        "202405181001 can it still be returned",
+    ],
+)
+def test_a_question_about_an_order_is_answered_not_acted_on(service: Service, text: str) -> None:
+    """ "refund status 202405181001" read as a request, and a return was put forward; so did a
+    question after the order's number (the question form was looked for at the sentence's
+    start, which the number took)."""
     before = last_seq(service)
     sid = service.open_session("u1001")["session_id"]
     out = service.turn(sid, "u1001", text)

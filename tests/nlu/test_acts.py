@@ -48,6 +48,12 @@ QUESTIONS = [
     # how a record stands, named as a thing ("refund status …" put a return forward)
     "refund status 202405181001",
     "退款进度 202405100789",
+    # a record's number first opens the sentence the question starts after (a return was put
+    # forward for each)
+    "202405181001 is this eligible for a return",
+    "202405181001 can it still be returned",
+    "202405181001 refund timeline",
+    "202411030861 is the order shipped?",
     # mixed
     "refund 要多久到账",
 ]
@@ -81,6 +87,8 @@ REQUESTS = [
     # complaints that look like questions
     "怎么这么慢！我要投诉",
     "你们这什么服务啊",
+    "202405181001 can you refund it",
+    "202411030861 is the order",  # what the number is: a value given
     # a demand stated ("把钱退给我"), not asked when
     "把钱退给我 202405181001",
     # mixed

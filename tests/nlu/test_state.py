@@ -345,6 +345,8 @@ def test_a_number_said_as_what_it_is_is_only_a_slot_value() -> None:
         "this is 202405181001",
         "that's 202405181001",
         "订单号是202405181001",
+        "202411030861 is the order",
     ]
     assert all(is_slot_only(text) for text in said)
     assert not is_slot_only("it is broken, order 202405181001")
+    assert not is_slot_only("202411030861 is the order shipped?")

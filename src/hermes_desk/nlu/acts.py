@@ -46,7 +46,7 @@ _INFO = re.compile(
     r"|\b(?:can|could|would) you (?:please )?(?:check|confirm|see|look|find out|let me know)\b"
     r"|\blet me know\b|\bfind out\b|\blook up\b"
     # how a record stands, named as a thing ("refund status …", "退款进度 …"): asked to be told
-    r"|\bstatus\b|\bprogress\b|进度|状态",
+    r"|\bstatus\b|\bprogress\b|\btimeline\b|\btime\s?frame\b|进度|状态",
     re.IGNORECASE,
 )
 # 2. Desire, imperative and helper verbs ("为什么不给我登记" reproaches: a question, not a request;
@@ -88,6 +88,14 @@ _QUESTION = re.compile(
 )
 
 
+_LEADING_RECORD = re.compile(
+    r"^(?:(?:my\s+)?order\s*(?:no\.?|number|#)?\s*|订单号?\s*[:：]?\s*)?\d{6,}\s*[,，:：.。]?\s*"
+    # …unless all that follows says what the number is ("202411030861 is the order")
+    r"(?!(?:is|was)\s+(?:the|my)\s+(?:order|number|phone|code)(?:\s+(?:number|id|no\.?))?\W*$)",
+    re.IGNORECASE,
+)
+
+
 def request_act(text: str) -> DialogueAct:
     """``"request"`` when the customer asks for an action, ``"question"`` when they ask about
     one (a policy, a process, a time, whether something is allowed, the state of a record).
@@ -97,7 +105,9 @@ def request_act(text: str) -> DialogueAct:
     >>> request_act("how long does a refund take?"), request_act("I want to return order 1234")
     ('question', 'request')
     """
-    stripped = " ".join(text.split())
+    # A record's number first ("202405181001 is this eligible for a return") opens the sentence
+    # the question starts after.
+    stripped = _LEADING_RECORD.sub("", " ".join(text.split()))
     asked_to_be_told = _INFO.search(stripped) is not None
     # Nothing to blank out when nothing asked to be told (saves a second scan of the text).
     rest = _INFO.sub(" ", stripped) if asked_to_be_told else stripped

@@ -82,7 +82,10 @@ _FOLLOW_UP_END = re.compile(r"(呢|呀|啊)\s*[?？!！。.]*\s*$")
 _SLOT_ONLY = re.compile(
     r"^\s*(?:(?:我的|my|the)?\s*(?:订单号?|单号|手机号?|电话|号码|验证码"
     r"|order(?: id| number| no\.?)?|phone(?: number)?|number|code"
-    r"|it'?s|that'?s|(?:it|this|that) is|is|是)\s*[:：是]?\s*)*[\d\s+\-]{6,}\s*[。.!！]?\s*$",
+    r"|it'?s|that'?s|(?:it|this|that) is|is|是)\s*[:：是]?\s*)*[\d\s+\-]{6,}\s*"
+    # …or the number, then what it is ("202411030861 is the order")
+    r"(?:(?:is|was)\s+(?:the|my)\s+(?:order|number|phone|code)(?:\s+(?:number|id|no\.?))?\s*)?"
+    r"[。.!！]?\s*$",
     re.IGNORECASE,
 )
 # What something should become, its subject left to the turn before ("改成北京市…", "换成大一号的",
