@@ -54,6 +54,9 @@ QUESTIONS = [
     "202405181001 can it still be returned",
     "202405181001 refund timeline",
     "202411030861 is the order shipped?",
+    # checking on it, following it up: asked to be told (a return was put forward)
+    "just checking on the refund for 202405181001",
+    "following up on 202405181001",
     # mixed
     "refund 要多久到账",
 ]

@@ -44,7 +44,8 @@ _INFO = re.compile(
     r"|\bi need to know\b|\bi (?:was )?wonder(?:ing)?\b|\bjust wondering\b|\bquick question\b"
     r"|\b(?:can|could|would) you (?:please )?(?:tell|show) me\b|\b(?:please )?(?:tell|show) me\b"
     r"|\b(?:can|could|would) you (?:please )?(?:check|confirm|see|look|find out|let me know)\b"
-    r"|\blet me know\b|\bfind out\b|\blook up\b"
+    r"|\blet me know\b|\bfind out\b|\blook up\b|\bjust checking\b|\bchecking (?:on|in)\b"
+    r"|\bfollowing up\b"
     # how a record stands, named as a thing ("refund status …", "退款进度 …"): asked to be told
     r"|\bstatus\b|\bprogress\b|\btimeline\b|\btime\s?frame\b|进度|状态",
     re.IGNORECASE,
