@@ -370,6 +370,9 @@ def test_a_refund_not_arrived_is_not_asked_which_order_to_return(
         ("u1001", "202405181001 退款呢", "已签收，已退款 0 元"),
         ("u1001", "my money for 202405181001 is still not back", "with 0 yuan refunded"),
         ("u1001", "just checking on the refund for 202405181001", "with 0 yuan refunded"),
+        # asked whether it was refunded: the lost-parcel article, the cancellation article
+        ("u1001", "has 202405181001 been refunded", "with 0 yuan refunded"),
+        ("u1001", "202405181001 我的退款申请通过了没", "已签收，已退款 0 元"),
         ("u1006", "how much was refunded for 202405170666?", "is refunded (459 yuan)"),
         ("u1005", "202405211314 退款还没到账", "已取消。付过款的订单取消后"),
         ("u1001", "202405250077 退款还没到账", "还没有付款，没有需要退的钱"),
