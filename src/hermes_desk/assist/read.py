@@ -189,9 +189,9 @@ class TurnReaderStage:
         ranking = (resolved.in_context or resolved.prediction).ranking
         if ranking[0][1] >= self.repeat_confidence or previous not in (r[0] for r in ranking[:2]):
             return intent, resolved.carried
-        if only_changes_to(text):  # "改成北京市…" after asking to change the address: that change
-            return self.pack.intent(previous), True
         conversation = self.pack.intent(previous)
+        if only_changes_to(text):  # "改成北京市…" after asking to change the address: that change
+            return conversation, True
         problem = reports(text, conversation.problem_phrases) and not asks_for_something(text)
         # or asks of it what none of its tools does ("能帮我催一下吗" after a late parcel: read
         # as a return at 0.95 by the turn alone, and a return was put forward)

@@ -295,7 +295,7 @@ def facts_of(
         or ("workflow_withdrawn" if acting.workflow_withdrawn and not rest else None)
         or plan.situation
         or (plan.if_found if plan.if_found and _all_found(acting) else None)
-        or ("record_not_found" if plan.if_found and _none_found(acting) else None)
+        or ("record_not_found" if plan.if_found and _any_not_found(acting) else None)
         or ("input_rejected" if rejected is not None else None)
         or ("turned_down" if turned_down and not pending else None)
         or ("sent_again" if _sent_again(plan, view) else None)
@@ -410,7 +410,7 @@ def _all_found(acting: Acting) -> bool:
     return bool(acting.results) and all(r.ok for r in acting.results.values())
 
 
-def _none_found(acting: Acting) -> bool:
+def _any_not_found(acting: Acting) -> bool:
     """A look-up of the turn found no such record for the customer (the number to check)."""
     return any(r.status is ToolStatus.NOT_FOUND for r in acting.results.values())
 

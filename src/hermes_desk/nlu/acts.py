@@ -89,10 +89,12 @@ _QUESTION = re.compile(
 )
 
 
+#: What a number given alone is, said after it ("202411030861 is the order"): the number is
+#: the turn's only content (``is_slot_only`` reads it so too).
+NUMBER_NAMED = r"(?:is|was)\s+(?:the|my)\s+(?:order|number|phone|code)(?:\s+(?:number|id|no\.?))?"
 _LEADING_RECORD = re.compile(
     r"^(?:(?:my\s+)?order\s*(?:no\.?|number|#)?\s*|订单号?\s*[:：]?\s*)?\d{6,}\s*[,，:：.。]?\s*"
-    # …unless all that follows says what the number is ("202411030861 is the order")
-    r"(?!(?:is|was)\s+(?:the|my)\s+(?:order|number|phone|code)(?:\s+(?:number|id|no\.?))?\W*$)",
+    rf"(?!{NUMBER_NAMED}\W*$)",  # …unless all that follows says what the number is
     re.IGNORECASE,
 )
 

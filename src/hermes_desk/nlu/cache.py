@@ -28,7 +28,8 @@ __all__ = ["fingerprint", "load_or_train", "model_path"]
 _logger = logging.getLogger(__name__)
 
 # Bumped when features or training change in a way that makes old cached models stale.
-_FEATURES_VERSION = 8  # 8: long numbers featurised by their length only
+_FEATURES_VERSION = 9  # 8: long numbers featurised by their length only; 9: "it is …" and
+# "… is the order" read as only a number (the context model's slot-only feature)
 
 
 def fingerprint(

@@ -57,7 +57,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_desk.nlu.acts import asks_if_allowed, request_act
+from hermes_desk.nlu.acts import NUMBER_NAMED, asks_if_allowed, request_act
 from hermes_desk.nlu.classifier import OOS, IntentPrediction
 from hermes_desk.nlu.references import find_reference, resolve_reference
 
@@ -83,8 +83,7 @@ _SLOT_ONLY = re.compile(
     r"^\s*(?:(?:我的|my|the)?\s*(?:订单号?|单号|手机号?|电话|号码|验证码"
     r"|order(?: id| number| no\.?)?|phone(?: number)?|number|code"
     r"|it'?s|that'?s|(?:it|this|that) is|is|是)\s*[:：是]?\s*)*[\d\s+\-]{6,}\s*"
-    # …or the number, then what it is ("202411030861 is the order")
-    r"(?:(?:is|was)\s+(?:the|my)\s+(?:order|number|phone|code)(?:\s+(?:number|id|no\.?))?\s*)?"
+    rf"(?:{NUMBER_NAMED}\s*)?"  # …or the number, then what it is ("202411030861 is the order")
     r"[。.!！]?\s*$",
     re.IGNORECASE,
 )
