@@ -788,6 +788,9 @@ def test_a_turn_that_turns_the_return_down_never_puts_it_forward(
 @pytest.mark.parametrize(
     "before, said, language",
     [("can I return order 202405181001?", "great, do it", "en"),
+     # "yes please" after the policy got "All right. Is there anything else I can help with?"
+     ("can I return order 202405181001?", "yes please", "en"),
+     ("can I return order 202405181001?", "Yes, please.", "en"),
      ("订单202405181001能退吗", "那就办吧", "zh")],
 )  # fmt: skip
 def test_a_go_ahead_after_asking_whether_it_may_be_done_is_that_request(
@@ -811,6 +814,7 @@ def test_a_go_ahead_after_asking_whether_it_may_be_done_is_that_request(
     [("can I return order 202405181001?", "ok"),  # an acknowledgement, no go-ahead
      ("订单202405181001能退吗", "好的"),
      ("how long does a refund take?", "ok do it"),  # no question whether it may be done
+     ("how long does a refund take?", "yes please"),
      ("运费怎么算", "那就办吧")],
 )  # fmt: skip
 def test_an_acknowledgement_or_a_go_ahead_after_another_question_starts_nothing(

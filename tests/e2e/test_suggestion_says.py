@@ -358,6 +358,11 @@ def test_an_order_not_shipped_yet_is_answered_from_the_order_not_called_missing(
     # "I didn't cancel it" got the status again: what cancels an order is said with it.
     why = service.turn(sid, "u1005", "我没取消啊")["suggestion"]["text"]
     assert "已取消" in why and "30 分钟" in why and "退回" not in why, why
+    # "能恢复吗" / "can you restore it?" got the status again: no cancelled order comes back.
+    again = service.turn(sid, "u1005", "能恢复吗")
+    assert "不能恢复" in again["suggestion"]["text"] and again["proposals"] == [], again
+    restore = service.turn(sid, "u1005", "can you restore it?")["suggestion"]["text"]
+    assert "cannot be restored" in restore, restore
 
     # Another customer's order is still not found, by either look-up (SPEC §8 X3).
     sid = service.open_session("u1002")["session_id"]
@@ -760,6 +765,12 @@ def test_a_go_ahead_after_asking_whether_a_return_may_be_made_puts_it_forward(
     assert [p["tool"] for p in out["proposals"]] == ["create_return"], out["suggestion"]
     assert out["suggestion"]["situation"] == "proposed"
     assert "202405181001" in out["suggestion"]["text"]
+    service.close(sid, "u1001")
+    # "yes please" got "All right. Is there anything else I can help with?"
+    sid = service.open_session("u1001")["session_id"]
+    service.turn(sid, "u1001", "can I return order 202405181001?")
+    yes = service.turn(sid, "u1001", "yes please")
+    assert [p["tool"] for p in yes["proposals"]] == ["create_return"], yes["suggestion"]
     service.close(sid, "u1001")
     sid = service.open_session("u1001")["session_id"]
     service.turn(sid, "u1001", "订单202405181001能退吗")

@@ -376,6 +376,18 @@ def test_a_payment_problem_finds_the_payment_problems_article(problem: str) -> N
         ("我不要退货，只要退款", "refund-timing", "只要退款"),
         ("can you speed it up?", "rush-orders", "speed it up"),
         ("能不能快点发货", "rush-orders", "快点发"),
+        # The rush-orders article's "打电话" answered where the phone number is; the payment
+        # methods where a refund goes back.
+        ("你们客服电话多少", "customer-service-hours", "客服电话"),
+        ("what's your phone number", "customer-service-hours", "the number is on"),
+        (
+            "will the refund go back to my original payment method?",
+            "refund-timing",
+            "original payment method",
+        ),
+        # Nothing said whether a cancelled order can be restored.
+        ("取消的订单能恢复吗", "order-cancellation", "不能恢复"),
+        ("can you restore the cancelled order", "order-cancellation", "cannot be restored"),
     ],
 )
 def test_a_question_as_customers_ask_it_gets_the_sentence_about_it(
