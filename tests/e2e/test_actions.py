@@ -531,6 +531,9 @@ def test_asked_after_the_ticket_was_opened_the_reply_gives_its_number(service: S
         said = after["suggestion"]["text"]
         assert f"工单号 {ticket}" in said and after["proposals"] == [], said
         assert "订单号是 12 位数字" not in said, said
+    # In English the ticket's number came with how to complain, not when they hear back.
+    asked = service.turn(sid, "u1003", "any update on my complaint?")["suggestion"]["text"]
+    assert ticket in asked and "within 24 hours" in asked, asked
     assert [e["endpoint"] for e in executed_writes(service, before)] == ["create_ticket"]
 
 

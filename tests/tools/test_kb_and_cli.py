@@ -385,6 +385,10 @@ def test_a_payment_problem_finds_the_payment_problems_article(problem: str) -> N
             "refund-timing",
             "original payment method",
         ),
+        # How to complain answered when a complaint is settled and whether it is compensated.
+        ("how long does a complaint take?", "complaints", "within 3 working days"),
+        ("do I get compensation if I complain", "complaints", "compensation"),
+        ("投诉的话会有补偿吗", "complaints", "补偿"),
         # Nothing said whether a cancelled order can be restored.
         ("取消的订单能恢复吗", "order-cancellation", "不能恢复"),
         ("can you restore the cancelled order", "order-cancellation", "cannot be restored"),
