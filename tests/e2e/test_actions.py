@@ -270,11 +270,13 @@ def test_asked_whether_a_waiting_write_is_done_the_reply_says_it_waits(service: 
     approve(service, ret, "u1003").raise_for_status()
     asked = service.turn(sid, "u1003", "did the refund go through?")
     said = asked["suggestion"]["text"]
-    assert asked["suggestion"]["situation"] == "still_proposed", asked["suggestion"]
-    assert "is in and waiting for confirmation" in said and "refund 198" in said, said
-    assert not said.startswith("All right"), said
+    # The return the agent approved is said done, and the refund to wait ("the request (refund
+    # 198 …) is in and waiting" alone left the open return unsaid).
+    assert asked["suggestion"]["situation"] == "next_step_proposed", asked["suggestion"]
+    assert said.startswith("Done for order 202405231122: open a return"), said
+    assert "(refund 198 yuan for order 202405231122" in said and "waiting for confirmation" in said
     reported = service.turn(sid, "u1003", "my refund still isn't here")
-    assert reported["suggestion"]["situation"] == "still_proposed", reported["suggestion"]
+    assert reported["suggestion"]["situation"] == "next_step_proposed", reported["suggestion"]
     again = service.turn(sid, "u1003", "I want my refund")
     assert again["suggestion"]["situation"] == "proposed", "a request is not a question"
     assert [p["tool"] for p in proposals(service, sid, "u1003")] == [

@@ -304,6 +304,13 @@ def facts_of(
     )
     if situation == "proposed" and not plan.situation and _asks_about(reading, pending):
         situation = "still_proposed"
+    done = _done_before(pending[0], reading.proposals) if pending else []
+    if situation == "still_proposed" and done:
+        # "is it done?" after the agent approved the return: the return is open and the refund
+        # waits; "the request (refund …) waits" alone left the return unsaid.
+        separator = "；" if reading.language == "zh" else "; "
+        shown["done"] = separator.join(explained(p) for p in done)
+        situation = "next_step_proposed"
     if pending and situation in _ABOUT_A_PROPOSAL:
         # The reply is about the proposal: it names the record the proposal was made for, not
         # one this turn mentions (a return waiting for order A, re-shown on a turn naming B).
@@ -325,7 +332,19 @@ def facts_of(
 
 
 #: the reply situations whose sentence is about the waiting proposal (``{proposal}``)
-_ABOUT_A_PROPOSAL = frozenset({"proposed", "still_proposed", "act_confirmation_pending"})
+_ABOUT_A_PROPOSAL = frozenset(
+    {"proposed", "still_proposed", "next_step_proposed", "act_confirmation_pending"}
+)
+
+
+def _done_before(pending: Proposal, proposals: list[Proposal]) -> list[Proposal]:
+    """The writes of ``pending``'s workflow that an agent approved and that ran, before it."""
+    if pending.workflow_id is None:
+        return []
+    return [
+        p for p in proposals
+        if p.workflow_id == pending.workflow_id and p.status == "executed" and p.id != pending.id
+    ]  # fmt: skip
 
 
 def _asks_about(reading: Reading, pending: list[Proposal]) -> bool:

@@ -65,6 +65,9 @@ SITUATIONS: dict[str, tuple[str, ...]] = {
     # Asked about a write put forward in an earlier turn that still waits ("退款了吗"): it is in
     # and waits — not "好的，我已提交" as if the question had asked for it.
     "still_proposed": ("proposed",),
+    # …after an earlier write of the same workflow went through ("is it done?" once the return
+    # is open and its refund waits): what is done (``{done}``), then what waits.
+    "next_step_proposed": ("still_proposed", "proposed"),
     "not_found": (),
     # The record a turn named is not the customer's (a number only, or a report of how it
     # stands): the number to check, where an intent's not_found may speak of something else
