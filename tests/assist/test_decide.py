@@ -131,6 +131,35 @@ def test_a_bare_complaint_carries_the_turn_before_or_joins_the_waiting_ticket(
     assert write.arguments["summary"] == "快递员态度差 / 我要投诉"
 
 
+def test_a_bare_complaint_after_a_request_turned_down_says_what_was_turned_down(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """The return was not approved; "为什么不行", then "那我要投诉" put forward a ticket whose
+    summary was "为什么不行 / 那我要投诉". What was turned down opens it now; not when the turn
+    before was about something else, nor for another order."""
+    refused = Proposal(
+        id="act_9", tenant="default", user="u7", session_id="s", tool="create_return",
+        arguments={"order_id": "202405181001", "user_id": "u7"},
+        why={"intent": "return_exchange"}, explanation="为订单 202405181001 创建退货单",
+        language="zh", created_at=5, expires_at=600, status="rejected",
+    )  # fmt: skip
+    after = reading(pack, "complaint", "那我要投诉", previous_text="为什么不行",
+                    previous_intent="return_exchange", proposals=[refused])  # fmt: skip
+    [write] = decide(after, pack, tools, user="u7").writes
+    assert write.arguments["summary"] == (
+        "未获批准：为订单 202405181001 创建退货单 / 为什么不行 / 那我要投诉"
+    )
+    elsewhere = reading(pack, "complaint", "那我要投诉", previous_text="快递员态度差",
+                        previous_intent="logistics", proposals=[refused])  # fmt: skip
+    [write] = decide(elsewhere, pack, tools, user="u7").writes
+    assert write.arguments["summary"] == "快递员态度差 / 那我要投诉"
+    other = reading(pack, "complaint", "我要投诉", previous_text="为什么不行",
+                    previous_intent="return_exchange", proposals=[refused],
+                    slots={"order_id": "202405201234"})  # fmt: skip
+    [write] = decide(other, pack, tools, user="u7").writes
+    assert "未获批准" not in write.arguments["summary"]
+
+
 def _ticket(status: str, result: Any = None) -> Proposal:
     return Proposal(
         id="act_1", tenant="default", user="u7", session_id="s", tool="create_ticket",

@@ -565,6 +565,23 @@ def test_taking_back_a_rejected_return_is_not_told_it_was_never_put_in(service: 
     assert "没有" not in said and "撤回" not in said and "不会办理" in said, said
 
 
+def test_a_bare_complaint_after_a_rejected_return_says_what_was_rejected(service: Service) -> None:
+    """ "为什么不行", then "那我要投诉" after the agent rejected the return put a ticket forward
+    whose summary was "为什么不行 / 那我要投诉"."""
+    sid = service.open_session("u1003")["session_id"]
+    [proposal] = service.turn(sid, "u1003", "我要退货，订单202405231122")["proposals"]
+    service.client.post(
+        f"/v1/proposals/{proposal['id']}/reject",
+        json={"user_id": "u1003", "agent_id": "agent-7", "reason": "不符合退货条件"},
+    ).raise_for_status()
+    service.turn(sid, "u1003", "为什么不行")
+    [ticket] = service.turn(sid, "u1003", "那我要投诉")["proposals"]
+    summary = ticket["arguments"]["summary"]
+    assert summary.startswith("未获批准：为订单 202405231122 创建退货单"), summary
+    assert summary.endswith("为什么不行 / 那我要投诉"), summary
+    assert "不符合退货条件" not in summary  # the agent's reason stays the agent's
+
+
 def test_a_complaint_about_another_customers_order_puts_no_ticket_forward(
     service: Service,
 ) -> None:

@@ -215,15 +215,15 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
     if missing:
         return Plan(intent.name, "required slots missing", missing_slots=missing)
     if _says_nothing_of_it(reading, pack, tools):
-        before = _said_before(reading, pack)
-        if before is None:
+        about = [s for s in (_turned_down_last(reading), _said_before(reading, pack)) if s]
+        if not about:
             return Plan(
                 intent.name,
                 "a request that says nothing of what it is about: asked what happened, nothing "
                 "proposed",
                 missing_slots=_text_arguments(intent, pack, tools),
             )
-        reading = replace(reading, text=f"{before} / {reading.text}")
+        reading = replace(reading, text=" / ".join([*about, reading.text]))
     # Arguments that come from the turn, not from slots (the pack's ``arguments``).
     context = pack.turn_arguments(user=user, text=reading.text, language=reading.language)
     lookups: list[Lookup] = []
@@ -269,6 +269,24 @@ def _says_nothing_of_it(reading: Reading, pack: Pack, tools: Mapping[str, ToolSp
         return False
     writes = _writes(intent, tools)
     return not any(p.pending and p.tool in writes for p in reading.proposals)
+
+
+def _turned_down_last(reading: Reading) -> str | None:
+    """What an agent just turned down, when it is the conversation's last request, the turn
+    before was of its intent and the turn names no other record ("那我要投诉" after the return
+    was not approved: the ticket says about what — "为什么不行 / 那我要投诉" told the back office
+    nothing); else None."""
+    if not reading.proposals:
+        return None
+    last = max(reading.proposals, key=lambda p: p.created_at)
+    if not last.turned_down or reading.previous_intent != last.why.get("intent"):
+        return None
+    named = reading.slots.get("order_id")
+    if named and last.arguments.get("order_id") not in (None, named):
+        return None
+    if reading.language == "zh":
+        return f"未获批准：{last.explanation}"
+    return f"not approved: {last.explanation}"
 
 
 def _said_before(reading: Reading, pack: Pack) -> str | None:
