@@ -10,7 +10,7 @@ import pytest
 
 from hermes_desk.actions import Proposal
 from hermes_desk.assist import Reading, decide
-from hermes_desk.nlu import DialogueState
+from hermes_desk.nlu import DialogueState, request_act
 from hermes_desk.packs import Pack
 from hermes_desk.tools import ToolSpec
 from hermes_desk.workflows import WorkflowView
@@ -42,9 +42,9 @@ def test_a_policy_question_is_answered_from_the_knowledge_base(
 def test_a_question_about_a_named_orders_refund_looks_the_order_up_before_the_article(
     pack: Pack, tools: dict[str, ToolSpec]
 ) -> None:
-    """The intent's ``kb_record``: "退款到账了吗" is searched with the order's status, so the
-    answer is about a refunded order, and says it is refunded."""
-    text = "我的跑步鞋退款到账了吗，订单202405170666"
+    """The intent's ``kb_record``: "退款多久到账" about a named order is searched with the
+    order's status, so the answer is about a refunded order, and says it is refunded."""
+    text = "我的跑步鞋退款多久到账，订单202405170666"
     plan = decide(
         reading(pack, "return_exchange", text, act="question", slots={"order_id": "202405170666"}),
         pack, tools, user="u1",
@@ -53,6 +53,32 @@ def test_a_question_about_a_named_orders_refund_looks_the_order_up_before_the_ar
     assert [(lookup.tool, lookup.arguments, lookup.status_of) for lookup in plan.lookups] == [
         ("get_order", {"order_id": "202405170666"}, None),
         ("kb_search", {"query": text, "language": "zh"}, "get_order"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text, intent",
+    [("我的跑步鞋退款到账了吗，订单202405170666", "return_exchange"),
+     ("退货的钱到了吗 202405170666", "return_exchange"),
+     ("has my refund for 202405170666 arrived", "return_exchange"),
+     ("did the refund for 202405170666 go through", "return_exchange"),
+     ("did you get my return 202405170666", "return_exchange"),
+     ("is the money for 202405170666 back yet", "kb_question")],
+)  # fmt: skip
+def test_asked_whether_a_named_orders_refund_came_the_order_says_where_it_stands(
+    pack: Pack, tools: dict[str, ToolSpec], text: str, intent: str
+) -> None:
+    """ "has my refund for … arrived" quoted the lost-parcel article, "退货的钱到了吗 …" the
+    shortfall sentence, and "did the refund for … go through" put a return forward for a
+    delivered order ("did the" opened no question). Each is a report of the customer's own
+    refund (``status_reports``): the order is looked up and its status said, nothing proposed."""
+    plan = decide(
+        reading(pack, intent, text, act=request_act(text), slots={"order_id": "202405170666"}),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert plan.if_found == "status_reported" and plan.writes == () and plan.workflow is None
+    assert [(lookup.tool, lookup.arguments) for lookup in plan.lookups] == [
+        ("get_order", {"order_id": "202405170666"})
     ]
 
 

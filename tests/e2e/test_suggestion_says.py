@@ -548,22 +548,35 @@ def test_a_parcel_past_its_eta_is_told_late_never_promised_for_that_date_again(
 def test_asked_whether_a_refund_came_the_reply_says_the_orders_status_then_the_article(
     service: Service,
 ) -> None:
-    """The order is looked up before the knowledge base: its status is said, and the article
-    is the one on refund times, found with that status."""
+    """The order is looked up: its status is said with the amount refunded and when it arrives
+    (a report of the customer's own refund, ``status_reports``; "has my refund … arrived" got
+    the lost-parcel article, "退货的钱到了吗" the refund shortfall's sentence)."""
     sid = service.open_session("u1006")["session_id"]
-    chinese = service.turn(sid, "u1006", "我的跑步鞋退款到账了吗，订单202405170666")
-    text = chinese["suggestion"]["text"]
-    assert chinese["proposals"] == [] and chinese["workflow"] is None
-    assert text.startswith("订单 202405170666 当前状态：已退款。"), text
-    assert "《退款多久能到账与退货进度》" in text, text
-    english = service.turn(sid, "u1006", "has the refund for order 202405170666 come through?")
-    text = english["suggestion"]["text"]
-    assert text.startswith("Order 202405170666 is refunded."), text
-    assert "How long refunds take" in text, text
+    for asked in ("我的跑步鞋退款到账了吗，订单202405170666", "退货的钱到了吗 202405170666"):
+        chinese = service.turn(sid, "u1006", asked)
+        text = chinese["suggestion"]["text"]
+        assert chinese["proposals"] == [] and chinese["workflow"] is None
+        assert text.startswith("订单 202405170666 已退款 459 元，按原支付方式退回"), text
+    for asked in ("has the refund for order 202405170666 come through?",
+                  "has my refund for 202405170666 arrived"):  # fmt: skip
+        english = service.turn(sid, "u1006", asked)
+        text = english["suggestion"]["text"]
+        assert text.startswith("Order 202405170666 is refunded (459 yuan)"), text
+        assert "working days" in text and english["proposals"] == [], text
     # Another customer's order: nothing of it is said, and the answer stays general.
     other = service.turn(sid, "u1006", "订单202405100789的退款什么时候到")
     text = other["suggestion"]["text"]
     assert "202405100789" not in text and "退货中" not in text, text
+
+
+def test_asked_whether_a_refund_went_through_puts_no_return_forward(service: Service) -> None:
+    """ "did the refund for … go through" put a return forward for a delivered order ("All right,
+    I have put in the request…"): "did the" opened no question."""
+    sid = service.open_session("u1001")["session_id"]
+    out = service.turn(sid, "u1001", "did the refund for 202405181001 go through")
+    text = out["suggestion"]["text"]
+    assert out["proposals"] == [] and out["workflow"] is None, text
+    assert text.startswith("Order 202405181001 is delivered, with 0 yuan refunded so far"), text
 
 
 def test_a_parcel_that_arrived_broken_is_told_what_to_do_not_its_status_again(

@@ -82,7 +82,7 @@ _QUESTION = re.compile(
     r"|(?<!哪)哪(?!怕)|多少|是[^，,。！!？?]{0,12}还是|了没有?(?=$|[，,。！!\s])|是吧|对吧|对吗|对不对"
     r"|(?:^|[,.;!]\s*|\b(?:and|so|but|ok|okay|then|also|hi|hello|hey)\b,?\s+)"
     r"(?:how|what|whats|what's|when|where|where's|who|why|which|is|are|can(?!'t)|could"
-    r"|(?:do|does|did)(?! (?:it|the|that|this)\b)|will|would|should|has|have|any|am)\b"
+    r"|(?:do|does)(?! (?:it|the|that|this)\b)|did|will|would|should|has|have|any|am)\b"
     r"|\b(?:how (?:long|many|much|soon|do|does|can|to)|who (?:pays|covers)|what if|is it|is there"
     r"|are there|do i|does it|can i|will i|should i|when will|when do)\b",
     re.IGNORECASE,
