@@ -63,7 +63,15 @@ def test_a_question_about_a_named_orders_refund_looks_the_order_up_before_the_ar
      ("has my refund for 202405170666 arrived", "return_exchange"),
      ("did the refund for 202405170666 go through", "return_exchange"),
      ("did you get my return 202405170666", "return_exchange"),
-     ("is the money for 202405170666 back yet", "kb_question")],
+     ("is the money for 202405170666 back yet", "kb_question"),
+     # Sent back already, or not refunded yet: a return was put forward for each
+     ("i sent 202405170666 back last week", "return_exchange"),
+     ("我已经把202405170666寄回去了", "return_exchange"),
+     ("202405170666 退货寄回去了 你们收到没", "return_exchange"),
+     ("was my return for 202405170666 approved", "return_exchange"),
+     ("why hasn't 202405170666 been refunded", "return_exchange"),
+     ("why hasn't my order 202405170666 been refunded yet", "order_status"),
+     ("202405170666 怎么还没退款", "return_exchange")],
 )  # fmt: skip
 def test_asked_whether_a_named_orders_refund_came_the_order_says_where_it_stands(
     pack: Pack, tools: dict[str, ToolSpec], text: str, intent: str
@@ -80,6 +88,21 @@ def test_asked_whether_a_named_orders_refund_came_the_order_says_where_it_stands
     assert [(lookup.tool, lookup.arguments) for lookup in plan.lookups] == [
         ("get_order", {"order_id": "202405170666"})
     ]
+
+
+def test_a_refund_short_of_what_was_paid_is_its_problem_not_a_report_of_the_order(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """ "I returned …" reports how a return stands, but beside a short refund the refund's
+    article answers (the shortfall), not the order's status."""
+    text = "I returned it and got refunded but it's 30 less than I paid, order 202405170666"
+    plan = decide(
+        reading(pack, "return_exchange", text, act=request_act(text),
+                slots={"order_id": "202405170666"}),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert plan.if_found != "status_reported" and plan.writes == () and plan.workflow is None
+    assert "kb_search" in [lookup.tool for lookup in plan.lookups]
 
 
 def test_a_request_with_an_order_starts_the_workflow_and_writes_nothing_itself(

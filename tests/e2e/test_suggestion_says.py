@@ -577,6 +577,13 @@ def test_asked_whether_a_refund_went_through_puts_no_return_forward(service: Ser
     text = out["suggestion"]["text"]
     assert out["proposals"] == [] and out["workflow"] is None, text
     assert text.startswith("Order 202405181001 is delivered, with 0 yuan refunded so far"), text
+    # Nor a report of a return sent back, or of a refund not made: each put one forward.
+    for said in ("i sent 202405181001 back last week", "我已经把202405181001寄回去了",
+                 "was my return for 202405181001 approved", "202405181001 怎么还没退款"):  # fmt: skip
+        out = service.turn(sid, "u1001", said)
+        text = out["suggestion"]["text"]
+        assert out["proposals"] == [] and out["workflow"] is None, (said, text)
+        assert "0 yuan refunded" in text or "已退款 0 元" in text, (said, text)
 
 
 def test_a_parcel_that_arrived_broken_is_told_what_to_do_not_its_status_again(

@@ -59,6 +59,11 @@ QUESTIONS = [
     "following up on 202405181001",
     # mixed
     "refund 要多久到账",
+    # "did the …" and "was my …" open a question ("did the refund … go through" put a return
+    # forward)
+    "did the refund for 202405181001 go through",
+    "was my return for 202405181001 approved",
+    "ok. was it refunded",
 ]
 
 REQUESTS = [
@@ -96,6 +101,9 @@ REQUESTS = [
     "把钱退给我 202405181001",
     # mixed
     "帮我 refund 一下",
+    # "was" after "and" goes on with a statement
+    "the courier keeps calling me at 7am and was super rude when I asked him to come later",
+    "please do the exchange",
 ]
 
 

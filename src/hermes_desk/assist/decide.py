@@ -104,7 +104,7 @@ _YET = re.compile(
 # The record named inside the words ("my refund for order 202405181001 hasn't arrived"): taken
 # out before the pack's phrases are looked for, which name no record.
 _RECORD_NAMED = re.compile(
-    r"\s*\b(?:for|of|on|from)\s+(?:(?:my|the)\s+)?(?:order\s+)?(?:no\.?\s*|number\s+|#)?\d{6,}",
+    r"\s*(?:\b(?:for|of|on|from)\s+(?:(?:my|the)\s+)?(?:order\s+)?(?:no\.?\s*|number\s+|#)?)?\d{6,}",
     re.IGNORECASE,
 )
 # How far a request has got ("我的投诉处理得怎么样了", "any update on my complaint?").
@@ -134,6 +134,9 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
         intent.status_reports
         and reports(_RECORD_NAMED.sub("", said), intent.status_phrases)
         and not asks_for(said, intent.kb_phrases, act=request_act(said))
+        # a problem its knowledge answers comes first ("I returned it and got refunded but
+        # it's 30 less than I paid": the shortfall, not the order's status)
+        and not reports(said, intent.problem_phrases)
         and not (acts and _asks_to_act(said))
     ):
         report = _status_report(reading, pack, tools, user=user)

@@ -83,6 +83,8 @@ _QUESTION = re.compile(
     r"|(?:^|[,.;!]\s*|\b(?:and|so|but|ok|okay|then|also|hi|hello|hey)\b,?\s+)"
     r"(?:how|what|whats|what's|when|where|where's|who|why|which|is|are|can(?!'t)|could"
     r"|(?:do|does)(?! (?:it|the|that|this)\b)|did|will|would|should|has|have|any|am)\b"
+    # "was my return approved" — at a sentence's start only: "…and was super rude" states.
+    r"|(?:^|[.;!?]\s*)(?:was|were)\b(?! told\b)"
     r"|\b(?:how (?:long|many|much|soon|do|does|can|to)|who (?:pays|covers)|what if|is it|is there"
     r"|are there|do i|does it|can i|will i|should i|when will|when do)\b",
     re.IGNORECASE,
