@@ -71,7 +71,13 @@ def test_a_question_about_a_named_orders_refund_looks_the_order_up_before_the_ar
      ("was my return for 202405170666 approved", "return_exchange"),
      ("why hasn't 202405170666 been refunded", "return_exchange"),
      ("why hasn't my order 202405170666 been refunded yet", "order_status"),
-     ("202405170666 怎么还没退款", "return_exchange")],
+     ("202405170666 怎么还没退款", "return_exchange"),
+     # Applied for already, or turned down: a return was put forward again
+     ("i already requested a return for 202405170666", "return_exchange"),
+     ("202405170666 我申请过退货了", "return_exchange"),
+     ("202405170666 退货被拒了", "return_exchange"),
+     ("202405170666 退货申请通过了吗", "return_exchange"),
+     ("has my return for 202405170666 been processed", "return_exchange")],
 )  # fmt: skip
 def test_asked_whether_a_named_orders_refund_came_the_order_says_where_it_stands(
     pack: Pack, tools: dict[str, ToolSpec], text: str, intent: str

@@ -578,8 +578,12 @@ def test_asked_whether_a_refund_went_through_puts_no_return_forward(service: Ser
     assert out["proposals"] == [] and out["workflow"] is None, text
     assert text.startswith("Order 202405181001 is delivered, with 0 yuan refunded so far"), text
     # Nor a report of a return sent back, or of a refund not made: each put one forward.
-    for said in ("i sent 202405181001 back last week", "我已经把202405181001寄回去了",
-                 "was my return for 202405181001 approved", "202405181001 怎么还没退款"):  # fmt: skip
+    reports = (
+        "i sent 202405181001 back last week", "我已经把202405181001寄回去了",
+        "was my return for 202405181001 approved", "202405181001 怎么还没退款",
+        "i already requested a return for 202405181001", "202405181001 退货被拒了",
+    )  # fmt: skip
+    for said in reports:
         out = service.turn(sid, "u1001", said)
         text = out["suggestion"]["text"]
         assert out["proposals"] == [] and out["workflow"] is None, (said, text)
