@@ -215,6 +215,17 @@ def test_a_bare_complaint_after_a_request_turned_down_says_what_was_turned_down(
     assert "未获批准" not in write.arguments["summary"]
 
 
+@pytest.mark.parametrize("text", ["我昨天投诉过了", "i complained yesterday about the courier"])
+def test_a_complaint_made_before_is_answered_not_logged_again(
+    pack: Pack, tools: dict[str, ToolSpec], text: str
+) -> None:
+    """ "我昨天投诉过了" put a second ticket forward: it is answered from the knowledge base (when
+    they hear back), nothing put forward."""
+    plan = decide(reading(pack, "complaint", text), pack, tools, user="u7")
+    assert plan.writes == () and plan.answer_intent == "kb_question"
+    assert [lookup.tool for lookup in plan.lookups] == ["kb_search"]
+
+
 def _ticket(status: str, result: Any = None) -> Proposal:
     return Proposal(
         id="act_1", tenant="default", user="u7", session_id="s", tool="create_ticket",

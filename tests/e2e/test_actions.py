@@ -565,6 +565,21 @@ def test_taking_back_a_rejected_return_is_not_told_it_was_never_put_in(service: 
     assert "没有" not in said and "撤回" not in said and "不会办理" in said, said
 
 
+def test_a_complaint_made_before_puts_no_second_ticket_forward(service: Service) -> None:
+    """ "我昨天投诉过了" and "i complained yesterday about the courier" put a new ticket forward
+    ("我已把您的反馈提交登记…")."""
+    sid = service.open_session("u1002")["session_id"]
+    made_before = (
+        ("我昨天投诉过了", "24 小时内联系您"),
+        ("i complained yesterday about the courier", "within 24 hours"),
+    )
+    for said, told in made_before:
+        out = service.turn(sid, "u1002", said)
+        text = out["suggestion"]["text"]
+        assert out["proposals"] == [] and told in text, (said, text)
+    assert proposals(service, sid, "u1002") == []
+
+
 def test_a_bare_complaint_after_a_rejected_return_says_what_was_rejected(service: Service) -> None:
     """ "为什么不行", then "那我要投诉" after the agent rejected the return put a ticket forward
     whose summary was "为什么不行 / 那我要投诉"."""

@@ -389,6 +389,8 @@ def test_a_payment_problem_finds_the_payment_problems_article(problem: str) -> N
         ("how long does a complaint take?", "complaints", "within 3 working days"),
         ("do I get compensation if I complain", "complaints", "compensation"),
         ("投诉的话会有补偿吗", "complaints", "补偿"),
+        ("我的投诉怎么还没人联系我", "complaints", "24 小时内联系您"),
+        ("我昨天投诉过了", "complaints", "24 小时内联系您"),
         # Nothing said whether a cancelled order can be restored.
         ("取消的订单能恢复吗", "order-cancellation", "不能恢复"),
         ("can you restore the cancelled order", "order-cancellation", "cannot be restored"),
