@@ -43,6 +43,13 @@ def approve(service: Service, proposal: dict[str, Any], user: str, **body: Any) 
     )
 
 
+def reject(service: Service, proposal: dict[str, Any], user: str, reason: str) -> httpx.Response:
+    return service.client.post(
+        f"/v1/proposals/{proposal['id']}/reject",
+        json={"user_id": user, "agent_id": "agent-7", "reason": reason},
+    )
+
+
 def proposals(service: Service, session_id: str, user: str) -> list[dict[str, Any]]:
     response = service.client.get(f"/v1/sessions/{session_id}/proposals", params={"user_id": user})
     assert response.status_code == 200, response.text
@@ -100,10 +107,7 @@ def test_reject_runs_nothing_and_ends_the_workflow(service: Service) -> None:
     sid = service.open_session("u1003")["session_id"]
     out = service.turn(sid, "u1003", "我要退货，订单202405231122")
     [proposal] = out["proposals"]
-    rejected = service.client.post(
-        f"/v1/proposals/{proposal['id']}/reject",
-        json={"user_id": "u1003", "agent_id": "agent-7", "reason": "客户改主意了"},
-    )
+    rejected = reject(service, proposal, "u1003", "客户改主意了")
     assert rejected.status_code == 200, rejected.text
     assert rejected.json()["status"] == "rejected"
     assert rejected.json()["reason"] == "客户改主意了"
@@ -128,10 +132,7 @@ def test_a_question_about_a_ticket_an_agent_rejected_says_it_will_not_be_done(
     ("3 个工作日内给出处理结果"), as if one were open."""
     sid = service.open_session("u1002")["session_id"]
     [ticket] = service.turn(sid, "u1002", "我要投诉 快递员态度很差")["proposals"]
-    service.client.post(
-        f"/v1/proposals/{ticket['id']}/reject",
-        json={"user_id": "u1002", "agent_id": "agent-7", "reason": "已电话处理"},
-    ).raise_for_status()
+    reject(service, ticket, "u1002", "已电话处理").raise_for_status()
     asked = service.turn(sid, "u1002", "我的投诉处理得怎么样了")
     said = asked["suggestion"]["text"]
     assert asked["suggestion"]["situation"] == "turned_down", asked["suggestion"]
@@ -554,10 +555,7 @@ def test_taking_back_a_rejected_return_is_not_told_it_was_never_put_in(service: 
     """ "不退了" after the agent rejected the return was told "这次没有为您提交过这项申请"."""
     sid = service.open_session("u1003")["session_id"]
     [proposal] = service.turn(sid, "u1003", "我要退货，订单202405231122")["proposals"]
-    rejected = service.client.post(
-        f"/v1/proposals/{proposal['id']}/reject",
-        json={"user_id": "u1003", "agent_id": "agent-7", "reason": "不符合退货条件"},
-    )
+    rejected = reject(service, proposal, "u1003", "不符合退货条件")
     assert rejected.status_code == 200, rejected.text
     out = service.turn(sid, "u1003", "不退了")
     said = out["suggestion"]["text"]
@@ -585,10 +583,7 @@ def test_a_bare_complaint_after_a_rejected_return_says_what_was_rejected(service
     whose summary was "为什么不行 / 那我要投诉"."""
     sid = service.open_session("u1003")["session_id"]
     [proposal] = service.turn(sid, "u1003", "我要退货，订单202405231122")["proposals"]
-    service.client.post(
-        f"/v1/proposals/{proposal['id']}/reject",
-        json={"user_id": "u1003", "agent_id": "agent-7", "reason": "不符合退货条件"},
-    ).raise_for_status()
+    reject(service, proposal, "u1003", "不符合退货条件").raise_for_status()
     service.turn(sid, "u1003", "为什么不行")
     [ticket] = service.turn(sid, "u1003", "那我要投诉")["proposals"]
     summary = ticket["arguments"]["summary"]
