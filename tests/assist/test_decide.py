@@ -96,6 +96,20 @@ def test_asked_whether_a_named_orders_refund_came_the_order_says_where_it_stands
     ]
 
 
+@pytest.mark.parametrize(
+    "text, intent",
+    [("东西寄回去了多久能退款", "kb_question"),  # when, after sending it back: a timing question
+     ("I already sent it back, when do I get refunded?", "kb_question"),
+     ("被拒收的包裹怎么退款", "return_exchange")],  # a refused parcel, not a refused return
+)  # fmt: skip
+def test_a_policy_question_near_a_report_is_answered_not_asked_for_the_order(
+    pack: Pack, tools: dict[str, ToolSpec], text: str, intent: str
+) -> None:
+    plan = decide(reading(pack, intent, text, act=request_act(text)), pack, tools, user="u1")
+    assert plan.if_found != "status_reported" and plan.missing_slots == ()
+    assert [lookup.tool for lookup in plan.lookups] == ["kb_search"] and plan.writes == ()
+
+
 def test_a_refund_short_of_what_was_paid_is_its_problem_not_a_report_of_the_order(
     pack: Pack, tools: dict[str, ToolSpec]
 ) -> None:

@@ -304,8 +304,9 @@ def facts_of(
     )
     if situation == "proposed" and not plan.situation and _asks_about(reading, pending):
         situation = "still_proposed"
-    done = _done_before(pending[0], reading.proposals) if pending else []
-    if situation == "still_proposed" and done:
+    still = situation == "still_proposed" and pending
+    done = _done_before(pending[0], reading.proposals) if still else []
+    if done:
         # "is it done?" after the agent approved the return: the return is open and the refund
         # waits; "the request (refund …) waits" alone left the return unsaid.
         separator = "；" if reading.language == "zh" else "; "
