@@ -110,6 +110,80 @@ def test_a_policy_question_near_a_report_is_answered_not_asked_for_the_order(
     assert [lookup.tool for lookup in plan.lookups] == ["kb_search"] and plan.writes == ()
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["i exchanged 202405170666 last week", "I was told I'd get a refund for 202405170666",
+     "you promised me a refund for 202405170666", "i cancelled the return for 202405170666",
+     "the refund for 202405170666 was supposed to come yesterday",
+     "202405170666 refund pending for two weeks", "客服说202405170666可以退款",
+     "上次客服答应给我退款 订单202405170666", "202405170666 换过货了", "202405170666 我已经退了",
+     "202405170666 退款一直在处理中"],
+)  # fmt: skip
+def test_what_was_done_or_promised_with_an_order_is_a_report_not_a_request(
+    pack: Pack, tools: dict[str, ToolSpec], text: str
+) -> None:
+    """Each put a return forward for a delivered order nobody asked to return: what the customer
+    did, was told or waits for is looked up and said; the return is offered, not proposed."""
+    plan = decide(
+        reading(pack, "return_exchange", text, act=request_act(text),
+                slots={"order_id": "202405170666"}),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert plan.if_found == "status_reported" and plan.writes == () and plan.workflow is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I returned it yesterday, can you refund me for 202405170666",
+     "please refund 202405170666, you promised", "客服说可以退，帮我退货 202405170666",
+     "i want to return 202405170666, i was told it's eligible"],
+)  # fmt: skip
+def test_what_happened_told_beside_a_request_still_asks_for_it(
+    pack: Pack, tools: dict[str, ToolSpec], text: str
+) -> None:
+    plan = decide(
+        reading(pack, "return_exchange", text, act=request_act(text),
+                slots={"order_id": "202405170666"}),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert plan.if_found != "status_reported" and plan.workflow is not None
+
+
+@pytest.mark.parametrize(
+    "previous, text, language, query",
+    [("complaint", "多久能处理", "zh", "投诉 多久能处理"),  # got the refund-timing article
+     ("complaint", "how long will it take", "en", "complaint how long will it take"),
+     ("complaint", "多久会有人联系我", "zh", "投诉 多久会有人联系我"),
+     # after an intent whose times are of several subjects (refunds, exchanges): as it is
+     ("return_exchange", "要多久", "zh", "要多久"),
+     # not a question of time: its own words say what it is about
+     ("complaint", "what are your customer service hours", "en",
+      "what are your customer service hours"),
+     # a turn that names what it is about keeps its own words
+     ("complaint", "退款多久到账", "zh", "退款多久到账"),
+     ("complaint", "how long does delivery take", "en", "how long does delivery take"),
+     # the first turn, or after a knowledge question: nothing to join
+     (None, "多久能处理", "zh", "多久能处理"),
+     ("kb_question", "多久能处理", "zh", "多久能处理")],
+)  # fmt: skip
+def test_a_question_that_names_no_subject_is_searched_with_the_conversations(
+    pack: Pack,
+    tools: dict[str, ToolSpec],
+    previous: str | None,
+    text: str,
+    language: str,
+    query: str,
+) -> None:
+    plan = decide(
+        reading(pack, "kb_question", text, act="question", language=language,
+                previous_intent=previous),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert [(lookup.tool, lookup.arguments["query"]) for lookup in plan.lookups] == [
+        ("kb_search", query)
+    ]
+
+
 def test_a_refund_short_of_what_was_paid_is_its_problem_not_a_report_of_the_order(
     pack: Pack, tools: dict[str, ToolSpec]
 ) -> None:
@@ -726,24 +800,30 @@ def test_a_knowledge_question_looks_up_the_order_the_turn_names_and_searches_the
 ) -> None:
     """``kb_question``'s ``kb_record``: an order the turn names is looked up, so the answer says
     its status; the search has the question's words alone (a shipped order's status found the
-    address article for "运费怎么算"). A bare order number answers the question before it."""
+    address article for "运费怎么算"), and the status chooses only the passage of the article
+    found (``about``). A bare order number answers the question before it."""
     order = {"order_id": "202405201234"}
 
     def lookups(text: str, **extra: Any) -> list[tuple[str, dict[str, Any], str | None]]:
         plan = decide(reading(pack, "kb_question", text, **extra), pack, tools, user="u1")
         assert plan.answer_intent == "kb_question" and plan.writes == ()
-        return [(lookup.tool, lookup.arguments, lookup.status_of) for lookup in plan.lookups]
+        return [
+            (lookup.tool, lookup.arguments, lookup.status_of and f"{lookup.status_in} of "
+             f"{lookup.status_of}")
+            for lookup in plan.lookups
+        ]  # fmt: skip
 
+    searched = {"query": "订单202405201234运费怎么算", "language": "zh"}
     assert lookups("订单202405201234运费怎么算", slots=order) == [
         ("get_order", {"order_id": "202405201234"}, None),
-        ("kb_search", {"query": "订单202405201234运费怎么算", "language": "zh"}, None),
+        ("kb_search", searched, "about of get_order"),
     ]
     assert lookups(
         "订单号202405201234", slots=order, previous_intent="kb_question",
         previous_text="我地址写错了，能改吗",
     ) == [
         ("get_order", {"order_id": "202405201234"}, None),
-        ("kb_search", {"query": "我地址写错了，能改吗", "language": "zh"}, None),
+        ("kb_search", {"query": "我地址写错了，能改吗", "language": "zh"}, "about of get_order"),
     ]  # fmt: skip
     # An order named earlier in the conversation is not looked up for the next question.
     assert lookups("怎么开发票", found={}, slots=order) == [
@@ -753,7 +833,8 @@ def test_a_knowledge_question_looks_up_the_order_the_turn_names_and_searches_the
     assert lookups(
         "订单号202405201234", slots=order, previous_intent="logistics",
         previous_text="我的快递到哪了",
-    )[-1] == ("kb_search", {"query": "订单号202405201234", "language": "zh"}, None)  # fmt: skip
+    )[-1] == ("kb_search", {"query": "订单号202405201234", "language": "zh"},
+              "about of get_order")  # fmt: skip
 
 
 def test_an_unsure_reading_of_an_intent_that_acts_is_answered_not_acted_on(

@@ -378,6 +378,12 @@ def test_a_refund_not_arrived_is_not_asked_which_order_to_return(
         ("u1001", "202405181001 我的退款申请通过了没", "已签收，已退款 0 元"),
         ("u1006", "how much was refunded for 202405170666?", "is refunded (459 yuan)"),
         ("u1005", "202405211314 退款还没到账", "已取消。付过款的订单取消后"),
+        # what was done, promised or is under way: each put a return forward
+        ("u1001", "i exchanged 202405181001 last week", "with 0 yuan refunded"),
+        ("u1001", "I was told I'd get a refund for 202405181001", "with 0 yuan refunded"),
+        ("u1001", "202405181001 refund pending for two weeks", "with 0 yuan refunded"),
+        ("u1001", "上次客服答应给我退款 订单202405181001", "已签收，已退款 0 元"),
+        ("u1001", "202405181001 退款一直在处理中", "已签收，已退款 0 元"),
         ("u1001", "202405250077 退款还没到账", "还没有付款，没有需要退的钱"),
         ("u1003", "202405231122 refund not arrived yet", "is paid and not shipped yet"),
     ],

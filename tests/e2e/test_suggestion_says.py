@@ -911,8 +911,41 @@ def test_a_wrong_address_on_a_shipped_order_is_told_what_can_be_done(service: Se
     assert "改派" in office and "预计" not in office, office
     english = service.turn(sid, "u1001", "I put the wrong address on order 202405201234")
     text = english["suggestion"]["text"]
-    assert "a wrong address cannot be changed" in text and "return shipping" not in text, text
+    assert "cannot change a wrong delivery address" in text and "return shipping" not in text, text
     assert english["proposals"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "says", "not_said"),
+    [("帮我改一下收货地址 202405181212", "改派", "发货前可以修改"),
+     ("can I change the delivery address for 202405181212", "cannot change a wrong delivery",
+      "before the order ships")],
+)  # fmt: skip
+def test_an_address_change_for_a_shipped_order_quotes_what_can_be_done_once_shipped(
+    service: Service, text: str, says: str, not_said: str
+) -> None:
+    """Both quoted the sentence for an order not shipped yet after "…已发货" / "…is shipped"."""
+    sid = service.open_session("u1010")["session_id"]
+    said = service.turn(sid, "u1010", text)["suggestion"]["text"]
+    assert says in said and not_said not in said, said
+
+
+@pytest.mark.parametrize(
+    ("complaint", "question", "says"),
+    [("我要投诉 你们客服态度太差了", "多久能处理", "3 个工作日内"),
+     ("我要投诉 你们客服态度太差了", "多久给我回复", "24 小时内"),
+     ("I want to complain, your courier threw my parcel", "how long will it take",
+      "within 24 hours")],
+)  # fmt: skip
+def test_how_long_right_after_a_complaint_is_the_complaints_time(
+    service: Service, complaint: str, question: str, says: str
+) -> None:
+    """ "多久能处理" after a complaint quoted the refund times, "how long will it take" the
+    delivery times."""
+    sid = service.open_session("u1003")["session_id"]
+    service.turn(sid, "u1003", complaint)
+    said = service.turn(sid, "u1003", question)["suggestion"]["text"]
+    assert says in said and "退款" not in said and "refund" not in said.lower(), said
 
 
 def test_an_exchange_asked_for_a_delivered_order_is_told_how_not_the_return_rules(

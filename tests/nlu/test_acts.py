@@ -11,6 +11,7 @@ from hermes_desk.nlu import (
     asks_when,
     reports,
     request_act,
+    tells_what_happened,
 )
 
 QUESTIONS = [
@@ -212,6 +213,8 @@ def test_a_question_of_when_is_told_apart(text: str, when: bool) -> None:
         ("ok cancel it then", True),
         ("好 那取消吧", True),
         ("ok please refund me", True),
+        ("please refund 202405181001, you promised", True),
+        ("refund order 202405181001", True),
         # What the customer will do themselves, or only acknowledges, asks nothing of us.
         ("ok I'll send my ID photo. thanks", False),
         ("好的 那我自己寄吧", False),
@@ -223,3 +226,41 @@ def test_a_question_of_when_is_told_apart(text: str, when: bool) -> None:
 )
 def test_asking_us_for_something_is_told_from_a_courtesy(text: str, asks: bool) -> None:
     assert asks_for_something(text) is asks
+
+
+@pytest.mark.parametrize(
+    ("text", "told"),
+    [
+        # the customer's own step, a promise, a decision, a wait: what happened, told
+        ("i exchanged 202405181001 last week", True),
+        ("I was told I'd get a refund", True),
+        ("you promised me a refund", True),
+        ("the refund was supposed to come yesterday", True),
+        ("i cancelled the return", True),
+        ("my return was approved but no money yet", True),
+        ("refund pending for two weeks", True),
+        ("客服说可以退款", True),
+        ("上次客服答应给我退款", True),
+        ("换过货了", True),
+        ("我已经退了", True),
+        ("退款一直在处理中", True),
+        # what is wanted now
+        ("i want to exchange it", False),
+        ("please refund me", False),
+        ("我要退货", False),
+        ("能换吗", False),
+        ("东西坏了", False),
+        ("the blender broke after two days", False),
+    ],
+)
+def test_what_happened_is_told_apart_from_what_is_wanted(text: str, told: bool) -> None:
+    assert tells_what_happened(text) is told
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["上次客服答应给我退款", "之前已经给我退过一次了", "你说会给我换的"],
+)
+def test_a_promise_told_is_no_request(text: str) -> None:
+    """给我 after 答应, 已经 or 会 is what was promised or done, not "please"."""
+    assert not asks_for_something(text)

@@ -123,6 +123,18 @@ def _replace(path: Path, old: str, new: str) -> None:
             ["intents.yaml", "return_exchange", "status_reports", "empty phrase"],
         ),
         (
+            "intents.yaml",
+            "    kb_topic: {zh: [投诉,",
+            "    kb_topic: {zh: ['',",
+            ["intents.yaml", "complaint", "kb_topic", "empty phrase"],
+        ),
+        (
+            "intents.yaml",
+            "    kb_context: {zh: 投诉,",
+            "    kb_context: {zh: ' ',",
+            ["intents.yaml", "complaint", "kb_context", "empty phrase"],
+        ),
+        (
             # a report of how a request stands, with no record to look up and say
             "intents.yaml",
             "    kb_record: get_order\n    # No tool here exchanges",

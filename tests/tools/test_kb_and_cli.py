@@ -102,6 +102,38 @@ async def test_kb_search_is_a_tool(kb_dir: Path) -> None:
     assert result.result["results"][0]["id"] == "shipping-fee"
 
 
+@pytest.mark.anyio
+async def test_the_records_state_chooses_the_passage_not_the_article(tmp_path: Path) -> None:
+    """``about``: "改地址" for a shipped order quoted how to change it before shipping."""
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    (folder / "address.md").write_text(
+        "# 修改收货地址\n\n付款后可以在订单详情页修改收货地址。\n\n"
+        "订单已发货的，收货地址无法修改，可以联系客服申请改派。\n",
+        encoding="utf-8",
+    )
+    (folder / "fees.md").write_text("# 运费\n\n已发货订单的运费不退。\n", encoding="utf-8")
+    specs = [s for s in load_tool_specs(PACK / "tools.yaml") if s.name == "kb_search"]
+    kb = KnowledgeBase.from_dir(folder)
+    executor = ToolExecutor(build_registry(specs, kb=kb))
+    try:
+        found = {}
+        for about in (None, "已发货"):
+            arguments = {"query": "修改收货地址", "limit": 2} | ({"about": about} if about else {})
+            result = await executor.execute(
+                {"name": "kb_search", "arguments": arguments},
+                request_id="ses_kb",
+                allowed_tools=["kb_search"],
+            )
+            assert result.ok, result
+            found[about] = [(hit["id"], hit["score"]) for hit in result.result["results"]]
+            passage = result.result["results"][0]["passage"]
+            assert passage.startswith("订单已发货") is (about is not None), passage
+        assert found[None] == found["已发货"]  # the same articles, scored alike
+    finally:
+        kb.close()
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

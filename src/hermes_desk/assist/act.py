@@ -140,8 +140,9 @@ class TurnActor:
 
 def _with_status(lookup: Lookup, results: dict[str, ToolResult], language: str) -> dict[str, Any]:
     """The look-up's arguments, its ``query`` followed by the status of the record looked up
-    before it (``status_of``): its ``status_text`` for a Chinese turn when it has one, else its
-    ``status`` — words in the turn's language, so the passage quoted is in it too."""
+    before it (``status_of``), or that status as its ``about`` (``status_in``): its
+    ``status_text`` for a Chinese turn when it has one, else its ``status`` — words in the
+    turn's language, so the passage quoted is in it too."""
     found = results.get(lookup.status_of) if lookup.status_of else None
     if found is None or not found.ok or not isinstance(found.result, dict):
         return lookup.arguments
@@ -151,4 +152,6 @@ def _with_status(lookup: Lookup, results: dict[str, ToolResult], language: str) 
     if not isinstance(words, str) or not words or "query" not in lookup.arguments:
         return lookup.arguments
     words = words.replace("_", " ")
+    if lookup.status_in == "about":
+        return {**lookup.arguments, "about": words}
     return {**lookup.arguments, "query": f"{lookup.arguments['query']} {words}"}

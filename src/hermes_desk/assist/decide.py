@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 from hermes_desk.actions import Proposal
 from hermes_desk.assist.converse import goes_ahead
@@ -53,9 +53,11 @@ from hermes_desk.nlu import (
     asks_when,
     is_short,
     is_slot_only,
+    mentions,
     only_changes_to,
     reports,
     request_act,
+    tells_what_happened,
 )
 from hermes_desk.nlu.language import detect_language
 from hermes_desk.packs import IntentSpec, Pack
@@ -132,7 +134,7 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
     said = (_turn_before(reading) if is_slot_only(reading.text) else None) or reading.text
     if (
         intent.status_reports
-        and reports(_RECORD_NAMED.sub("", said), intent.status_phrases)
+        and _reports_status(_RECORD_NAMED.sub("", said), intent)
         and not asks_for(said, intent.kb_phrases, act=request_act(said))
         # a problem its knowledge answers comes first ("I returned it and got refunded but
         # it's 30 less than I paid": the shortfall, not the order's status)
@@ -196,9 +198,7 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
             KB_INTENT,
             "a problem no tool of the intent handles: answered from the knowledge base with the "
             "turn's words, nothing proposed",
-            lookups=_kb_lookups(
-                reading, pack, tools, problem, user=user, slots=named, status=False
-            ),
+            lookups=_kb_lookups(reading, pack, tools, problem, user=user, slots=named, status=None),
         )
     if intent.name == KB_INTENT and _has_kb(pack, tools):
         plan = _record_question(reading, pack, tools, user=user)
@@ -465,13 +465,20 @@ def _record_question(
     change to ("改成北京市…" after "我想改一下收货地址"): searched with the question's words,
     after the record (the intent's ``kb_record``), whose status the answer says. The status
     does not join the query here: a policy question is not about a status ("运费怎么算" for a
-    shipped order found the address article). Only a record the turn itself names: an order
-    named earlier is not looked up for every policy question after it. None: the intent's own
-    calls."""
+    shipped order found the address article); it chooses the passage of the article found
+    ("帮我改一下收货地址" for a shipped order quoted how to change it before shipping). Only a
+    record the turn itself names: an order named earlier is not looked up for every policy
+    question after it. None: the intent's own calls."""
     elliptical = is_slot_only(reading.text) or only_changes_to(reading.text)
     before = _turn_before(reading) if elliptical else None
     lookups = _kb_lookups(
-        reading, pack, tools, before or reading.text, user=user, slots=reading.found, status=False
+        reading,
+        pack,
+        tools,
+        before or reading.text,
+        user=user,
+        slots=reading.found,
+        status="about",
     )
     if before is None and len(lookups) == 1:
         return None
@@ -510,17 +517,20 @@ def _kb_lookups(
     *,
     user: str,
     slots: Mapping[str, Any] | None = None,
-    status: bool = True,
+    status: Literal["query", "about"] | None = "query",
 ) -> tuple[Lookup, ...]:
     """The knowledge search, after the record it is about when the turn names it (the
     intent's ``kb_record``: "cancel it" is answered for a shipped order as for a shipped one).
     ``slots``: where the record's arguments come from (default: the conversation's);
-    ``status``: the record's status joins the query."""
+    ``status``: the record's status joins the query, only chooses the passage (``about``), or
+    is left out (None)."""
     record = _kb_record(reading, pack, tools, query, user=user, slots=slots)
     if record is None:
         return (_kb_search(reading, pack, tools, query, user=user),)
-    status_of = record.tool if status else None
-    return record, _kb_search(reading, pack, tools, query, user=user, status_of=status_of)
+    search = _kb_search(
+        reading, pack, tools, query, user=user, status_of=record.tool if status else None
+    )
+    return record, replace(search, status_in=status) if status == "about" else search
 
 
 def _kb_record(
@@ -553,8 +563,26 @@ def _kb_search(
     shows 待付款 but i paid", gets the English passage). The query is ``query`` whatever the
     pack maps to it."""
     context = pack.turn_arguments(user=user, text=query, language=reading.language)
-    arguments = {**_arguments(tools[_KB_TOOL], {}, context), "query": query}
+    arguments = {
+        **_arguments(tools[_KB_TOOL], {}, context),
+        "query": _on_topic(reading, pack, query),
+    }
     return Lookup(_KB_TOOL, arguments, status_of=status_of)
+
+
+def _on_topic(reading: Reading, pack: Pack, query: str) -> str:
+    """The words of a question of time, joined by what the conversation is about when they
+    name no subject ("多久能处理" right after a complaint got the refund-timing article, "how
+    long will it take" the delivery times): the previous intent's ``kb_context`` in the turn's
+    language. Only a knowledge question of when or how long: each subject's times differ, and
+    other questions say what they are about in words of their own ("what are your hours")."""
+    previous = pack.intents.get(reading.previous_intent or "")
+    if previous is None or reading.intent.name != KB_INTENT or query != reading.text:
+        return query
+    word = previous.kb_context.get(reading.language or "")
+    if word is None or not asks_when(query) or mentions(query, pack.topic_phrases):
+        return query
+    return f"{word} {query}"
 
 
 def _instead(
@@ -761,6 +789,17 @@ def _status_report(
         lookups=(record,),
         if_found="status_reported",
     )
+
+
+def _reports_status(text: str, intent: IntentSpec) -> bool:
+    """Does the turn say how the customer's own record stands: in the intent's phrases ("退款还没
+    到账"), or by telling what was done, promised or is under way with it ("I exchanged it last
+    week", "客服答应给我退款", "refund pending for two weeks"; a return was put forward)? When
+    told with a question of time ("I already sent it back, when do I get refunded?") it is the
+    time that is asked: the knowledge base answers (LABELS.md, *How long, or already too long*)."""
+    if reports(text, intent.status_phrases):
+        return True
+    return tells_what_happened(text) and not asks_when(text)
 
 
 def _asks_to_act(text: str) -> bool:

@@ -11,8 +11,10 @@ from hermes_desk.nlu.acts import (
     asks_for_something,
     asks_if_allowed,
     asks_when,
+    mentions,
     reports,
     request_act,
+    tells_what_happened,
 )
 from hermes_desk.nlu.cache import load_or_train
 from hermes_desk.nlu.context import ContextModel, TurnReader, train_turn_reader
@@ -90,6 +92,7 @@ __all__ = [
     "load_examples",
     "load_or_train",
     "mention_key",
+    "mentions",
     "merge_model_slots",
     "normalise_ids",
     "only_changes_to",
@@ -97,5 +100,6 @@ __all__ = [
     "request_act",
     "rule_for",
     "slot_rules",
+    "tells_what_happened",
     "train_turn_reader",
 ]

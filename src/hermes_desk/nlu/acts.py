@@ -28,7 +28,8 @@ import re
 from typing import Literal
 
 __all__ = [
-    "DialogueAct", "asks_for", "asks_for_something", "asks_if_allowed", "reports", "request_act",
+    "DialogueAct", "asks_for", "asks_for_something", "asks_if_allowed", "mentions", "reports",
+    "request_act", "tells_what_happened",
 ]  # fmt: skip
 
 DialogueAct = Literal["question", "request"]
@@ -52,11 +53,12 @@ _INFO = re.compile(
 )
 # 2. Desire, imperative and helper verbs ("为什么不给我登记" reproaches: a question, not a request;
 # "能不能帮我" is asked for by the modal's own alternative; 给我 after a verb is where the verb
-# goes, "钱什么时候退给我" asks when, "把钱退给我" is a request by being a statement).
+# goes, "钱什么时候退给我" asks when, "把钱退给我" is a request by being a statement; after
+# 已经, 答应, 承诺, 保证, 说 or 会 it tells what was done or promised: "客服答应给我退款").
 _REQUEST = re.compile(
     r"(?<!不)我要(?!怎么|如何|去哪|到哪|在哪|等多久|多久|提供什么|准备什么|什么)"
     r"|(?<!不)我想(?!问|咨询|了解|知道|确认)|(?<!不)想要|我需要(?!(?:提供|准备)?(?:什么|哪些|啥))"
-    r"|(?<!不)(?:帮我|帮忙|(?<![退还寄发送转补])给我|替我|帮他|帮她)|我要求|要求(?=赔|退|换|补|处理|给)"
+    r"|(?<!不)(?:帮我|帮忙|(?<![退还寄发送转补经应诺证说会])给我|替我|帮他|帮她)|我要求|要求(?=赔|退|换|补|处理|给)"
     r"|(?:能|可以|能不能|可不可以|能否|可否)(?:帮|给|替|赔|补偿)"
     r"|麻烦(?!问)(?:你|您)?(?:帮|给|把|尽快|处理|安排)|请(?:你|您)?(?:帮|给|把|为|尽快|马上|安排)"
     r"|(?<!do )\bi want\b(?! to (?:know|ask))|\bi wanna\b(?! (?:know|ask))"
@@ -144,11 +146,13 @@ def asks_for_something(text: str) -> bool:
     return _IMPERATIVE.search(stripped) is not None and _SELF.search(stripped) is None
 
 
-# Telling us to do it: a verb of the back office before what it acts on, or before 吧 in Chinese
+# Telling us to do it: a verb of the back office before what it acts on (a record's number
+# included) or after "please", or before 吧 in Chinese
 # ("取消吧", "退了吧") when no 我 / 自己 does it.
 _IMPERATIVE = re.compile(
     r"\b(?:cancel|refund|return|send|resend|change|reset|ship|replace|exchange|deliver|process"
-    r"|escalate|check)\s+(?:it|them|that|this|my|the|me)\b"
+    r"|escalate|check)\s+(?:it|them|that|this|my|the|me|(?:order\s+)?#?\d{6,})\b"
+    r"|\bplease\s+(?:cancel|refund|return|resend|reset|replace|exchange|process|escalate)\b"
     r"|(?<!我)(?<!去)(?<!自己)(?:取消|退|换|发|寄|改|催|处理|查)(?:一下|掉|了)?吧",
     re.IGNORECASE,
 )
@@ -262,10 +266,53 @@ def reports(text: str, phrases: tuple[str, ...]) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=32)
+def mentions(text: str, phrases: tuple[str, ...]) -> bool:
+    """Does ``text`` name one of ``phrases`` (Chinese phrases anywhere, Latin ones as whole
+    words), however it says it?
+
+    >>> mentions("how long does a complaint take", ("complaint",)), mentions("多久", ("投诉",))
+    (True, False)
+    """
+    return bool(phrases) and _phrase_pattern(phrases).search(text) is not None
+
+
+@functools.lru_cache(maxsize=128)  # a pack's phrase lists: a few per intent
 def _phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
     parts = [
         rf"(?<![a-z]){re.escape(p)}(?![a-z])" if p.isascii() else re.escape(p)
         for p in sorted(phrases, key=len, reverse=True)
     ]
     return re.compile("|".join(parts), re.IGNORECASE)
+
+
+# What was done, said or is under way ("I exchanged it last week", "I was told I'd get a
+# refund", "退款一直在处理中", "客服说可以退"): a record's history, told.
+_HISTORY = re.compile(
+    r"\b(?:was|were|been|got|get) told\b|\bpromised\b|\bassured me\b|\b(?:supposed|meant) to\b"
+    r"|\b(?:you|they|he|she|someone|somebody|agent|rep|representative|colleague|staff|support"
+    r"|seller|shop|store)\s+(?:said|told me)\b"
+    r"|\bi(?:'ve| have| had)?\s+(?:already\s+|just\s+)?(?:exchanged|returned|cancell?ed|requested"
+    r"|applied|sent|shipped|mailed|posted|dropped off)\b"
+    r"|\b(?:was|were|been|got|has been|have been)\s+(?:already\s+)?(?:approved|rejected|declined"
+    r"|refused|processed|exchanged|replaced)\b"
+    r"|\bpending\b|\bin progress\b|\bbeing (?:processed|handled|reviewed)\b|\bunder review\b"
+    r"|(?:客服|你们|商家|卖家|店家|他们|那边|之前|上次|当时)[^，,。！!？?]{0,4}(?:说|答应|承诺|保证)"
+    r"|答应|承诺过?|(?:退|换|申请|寄|取消|办|处理)过|已经(?:给我)?(?:退|换|寄|申请|取消|办|处理)"
+    r"|(?:处理|审核|办理|审批)中|在(?:处理|审核|办理|审批)",
+    re.IGNORECASE,
+)
+
+
+def tells_what_happened(text: str) -> bool:
+    """Does ``text`` tell what was done, said or is under way with a record — the customer's
+    own step ("I exchanged it last week", "我已经退了"), a promise ("I was told I'd get a
+    refund", "客服答应给我退款"), a decision ("my return was approved") or a wait ("refund
+    pending for two weeks", "一直在处理中")? It asks for nothing by itself: what to do is
+    asked for in words of its own ("…, please refund me").
+
+    >>> [tells_what_happened(t) for t in ("i exchanged it last week", "我已经退了", "退款审核中")]
+    [True, True, True]
+    >>> [tells_what_happened(t) for t in ("i want to exchange it", "我要退货", "能退吗")]
+    [False, False, False]
+    """
+    return _HISTORY.search(text) is not None

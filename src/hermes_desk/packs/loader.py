@@ -12,6 +12,7 @@ disposition has its labels.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -109,6 +110,11 @@ class Pack:
         """The values of the pack's turn arguments for one customer turn."""
         sources = {"customer": user, "text": text, "language": language}
         return {name: sources[source] for name, source in self.arguments.items()}
+
+    @functools.cached_property
+    def topic_phrases(self) -> tuple[str, ...]:
+        """Every intent's ``kb_topic`` words: what a turn names when it says what it is about."""
+        return tuple(dict.fromkeys(p for spec in self.intents.values() for p in spec.topic_phrases))
 
     def intent(self, name: str) -> IntentSpec:
         return self.intents.get(name) or self.intents[OUT_OF_SCOPE]

@@ -124,6 +124,18 @@ class IntentSpec(_Strict):
         "record (kb_record) is looked up and the reply says its status (situation "
         "status_reported, by the record's status); without the record's number, it asks for it",
     )
+    kb_topic: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict,
+        description="{language: [words]}: the words that name what the intent is about ('退款', "
+        "'refund'); a question that names one of any intent's says what it is about (kb_context)",
+    )
+    kb_context: dict[str, str] = Field(
+        default_factory=dict,
+        description="{language: word}: a knowledge question of when or how long right after a "
+        "turn of this intent that names no intent's kb_topic ('多久能处理' after a complaint) is "
+        "searched with this word joined to it. Only for an intent whose times are one subject "
+        "(a return's intent speaks of refunds and of exchanges)",
+    )
     kb_record: str | None = Field(
         None,
         description="a read tool of the intent: for a turn answered from the knowledge base "
@@ -164,6 +176,8 @@ class IntentSpec(_Strict):
             ("kb_problems", self.kb_problems),
             ("bare_requests", self.bare_requests),
             ("status_reports", self.status_reports),
+            ("kb_topic", self.kb_topic),
+            ("kb_context", {lang: (word,) for lang, word in self.kb_context.items()}),
         ):
             blank = [lang for lang, phrases in lists.items() if not all(p.strip() for p in phrases)]
             if blank:
@@ -193,6 +207,11 @@ class IntentSpec(_Strict):
     def status_phrases(self) -> tuple[str, ...]:
         """Every language's ``status_reports`` phrases, lower-cased."""
         return tuple(p.lower() for phrases in self.status_reports.values() for p in phrases)
+
+    @functools.cached_property
+    def topic_phrases(self) -> tuple[str, ...]:
+        """Every language's ``kb_topic`` words, lower-cased."""
+        return tuple(p.lower() for words in self.kb_topic.values() for p in words)
 
     @functools.cached_property
     def bare_phrases(self) -> tuple[str, ...]:

@@ -75,6 +75,9 @@ KB_SEARCH_PARAMETERS: Mapping[str, Any] = {
         "limit": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
         # The language to quote in; without it, the query's script decides.
         "language": {"type": "string", "enum": ["zh", "en"]},
+        # The state of the record asked about ("已发货"): it picks the passage of the article
+        # the query finds ("once shipped…", not "before it ships…"), not the article.
+        "about": {"type": "string", "maxLength": 100},
     },
     "required": ["query"],
     "additionalProperties": False,
@@ -392,10 +395,13 @@ class KnowledgeBase:
             row = self._conn.execute("SELECT count(*) FROM kb").fetchone()
         return int(row[0])
 
-    def search(self, query: str, limit: int = 3, language: str | None = None) -> list[KbHit]:
+    def search(
+        self, query: str, limit: int = 3, language: str | None = None, about: str | None = None
+    ) -> list[KbHit]:
         """The best ``limit`` articles for ``query`` by BM25 (best first), each with the passage
         that answers it in ``language`` (``zh``/``en``; by default English for a query without
-        Chinese: "the app shows 待付款 but i paid" is asked in English)."""
+        Chinese: "the app shows 待付款 but i paid" is asked in English). ``about``: words of
+        the record's state, which choose each article's passage along with the query's."""
         with self._lock:
             terms = self._selective(list(dict.fromkeys(analyze(query))))
             expression = _match_expression(terms)
@@ -414,6 +420,8 @@ class KnowledgeBase:
                 (*self._conn.execute(fetch, (rowid,)).fetchone(), score) for rowid, score in best
             ]
         english = language == "en" if language else _CJK_CHAR.search(query) is None
+        if about:
+            terms = list(dict.fromkeys([*terms, *analyze(about)]))
         return [
             KbHit(
                 id=r[0],
@@ -457,8 +465,10 @@ class KnowledgeBase:
                 self._df[term] = df
         return df
 
-    async def asearch(self, query: str, limit: int = 3, language: str | None = None) -> list[KbHit]:
-        return await anyio.to_thread.run_sync(self.search, query, limit, language)
+    async def asearch(
+        self, query: str, limit: int = 3, language: str | None = None, about: str | None = None
+    ) -> list[KbHit]:
+        return await anyio.to_thread.run_sync(self.search, query, limit, language, about)
 
     def close(self) -> None:
         with self._lock:
@@ -568,7 +578,8 @@ def _snippet(body: str, terms: list[str], width: int = 120) -> str:
 
 
 class KbSearchBinding:
-    """``kb_search {query, limit, language}`` → ``{"results": [{id, title, snippet, score}]}``."""
+    """``kb_search {query, limit, language, about}`` → ``{"results": [{id, title, snippet,
+    score}]}``."""
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self._kb = kb
@@ -577,7 +588,10 @@ class KbSearchBinding:
         self, arguments: Mapping[str, Any], *, timeout_s: float, context: CallContext
     ) -> Any:
         hits = await self._kb.asearch(
-            str(arguments["query"]), int(arguments.get("limit", 3)), arguments.get("language")
+            str(arguments["query"]),
+            int(arguments.get("limit", 3)),
+            arguments.get("language"),
+            arguments.get("about"),
         )
         return {"results": [h.to_dict() for h in hits]}
 
