@@ -10,6 +10,7 @@ import pytest
 
 from hermes_desk.actions import Proposal
 from hermes_desk.assist import Reading, decide
+from hermes_desk.assist.records import WorkflowMove
 from hermes_desk.nlu import DialogueState, request_act
 from hermes_desk.packs import Pack
 from hermes_desk.tools import ToolSpec
@@ -360,6 +361,65 @@ def test_a_complaint_after_the_ticket_was_opened_adds_a_note_to_it(
     assert write.arguments == {"ticket_id": "T-9", "user_id": "u7", "note": "还是没人理我"}
 
 
+@pytest.mark.parametrize(
+    ("status", "situation"),
+    [("proposed", "still_proposed"), ("executed", None), ("rejected", None)],
+)
+@pytest.mark.parametrize(("text", "intent"), [("好了吗", "oos"), ("is it done?", "logistics")])
+def test_is_it_done_after_a_request_is_asked_of_that_request(
+    pack: Pack,
+    tools: dict[str, ToolSpec],
+    status: str,
+    situation: str | None,
+    text: str,
+    intent: str,
+) -> None:
+    """ "好了吗" read as small talk ("好的。"), "is it done?" as a parcel's intent (an order
+    number asked for): the newest write is recalled, whatever it came to, nothing looked up."""
+    ticket = dataclasses.replace(
+        _ticket(status, {"ticket_id": "T-9"} if status == "executed" else None),
+        why={"intent": "complaint"},
+    )
+    plan = decide(reading(pack, intent, text, proposals=[ticket]), pack, tools, user="u7")
+    assert plan.answer_intent == "complaint" and plan.recall == ("act_1",)
+    assert plan.situation == situation and plan.lookups == () and plan.writes == ()
+
+
+def test_is_it_done_shows_the_workflow_its_write_belongs_to(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """A workflow's write recorded the intent the turn that moved it read as ("oos"): the
+    workflow's own intent answers, and the workflow is shown."""
+    refund = Proposal(
+        id="act_2", tenant="default", user="u7", session_id="s", tool="issue_refund",
+        arguments={"order_id": "202405181001"}, why={"intent": "oos", "workflow": "return_refund"},
+        explanation="", language="zh", created_at=0, expires_at=600, status="proposed",
+        workflow_id="wf_1",
+    )  # fmt: skip
+    plan = decide(reading(pack, "oos", "好了吗", proposals=[refund]), pack, tools, user="u7")
+    assert plan.answer_intent == "return_exchange" and plan.situation == "still_proposed"
+    assert plan.workflow == WorkflowMove("show", "return_refund", "wf_1")
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [("退款好了吗", "return_exchange"),  # another intent's subject: a question of its own
+     ("好了", "oos"),  # "ok": no question
+     ("发货了吗", "order_status")],
+)  # fmt: skip
+def test_what_is_not_is_it_done_is_decided_as_before(
+    pack: Pack, tools: dict[str, ToolSpec], text: str, intent: str
+) -> None:
+    ticket = dataclasses.replace(
+        _ticket("executed", {"ticket_id": "T-9"}), why={"intent": "complaint"}
+    )
+    plan = decide(reading(pack, intent, text, proposals=[ticket]), pack, tools, user="u7")
+    assert (
+        plan.rule
+        != "asked whether the session's newest write is done: its outcome, nothing proposed"
+    )
+
+
 @pytest.mark.parametrize("text", ["我的投诉处理得怎么样了", "what is my ticket number"])
 def test_a_question_about_the_opened_ticket_recalls_it_and_runs_nothing(
     pack: Pack, tools: dict[str, ToolSpec], text: str
@@ -586,15 +646,17 @@ def test_a_question_about_a_request_decided_earlier_shows_its_outcome(
     assert shown.answer_intent == "password_reset" and shown.writes == () and shown.lookups == ()
     assert shown.workflow is not None
     assert (shown.workflow.kind, shown.workflow.workflow_id) == ("show", "wf_9")
+    # Still waiting for the agent: said to wait ("好了吗" / "did it work?" after a request).
+    waits = ask(decided("proposed", "password_reset"))
+    assert waits.situation == "still_proposed" and waits.workflow == shown.workflow
     for others in (
         (),
-        (decided("proposed", "password_reset"),),
         (decided("executed", "x"),),
         # Taken back by the customer: no one decided it, and "did not go through, a colleague
         # will follow up" would be untrue.
         (decided("withdrawn", "password_reset"),),
     ):
-        plan = ask(*others)  # none decided, or not of this intent: the knowledge base answers
+        plan = ask(*others)  # none put forward, or not of this pack: the knowledge base answers
         assert plan.answer_intent == "kb_question" and plan.workflow is None
 
 

@@ -12,9 +12,11 @@ from typing import Any
 import httpx
 import pytest
 
+from demo_backend import BackendState, business_today
+from demo_backend import create_app as create_backend
 from hermes_desk.api.app import create_app
 from hermes_desk.testing.servers import serve_in_thread
-from tests.e2e.conftest import Service, make_settings
+from tests.e2e.conftest import Service, make_settings, serve_service
 
 #: Backend endpoints that change something.
 WRITES = {
@@ -142,6 +144,91 @@ def test_a_question_about_a_ticket_an_agent_rejected_says_it_will_not_be_done(
     why = service.turn(sid, "u1002", "为什么不给我登记")
     assert why["suggestion"]["situation"] == "turned_down", why["suggestion"]
     assert why["proposals"] == [], why["proposals"]
+
+
+def reset_until_verified(service: Service, sid: str, user: str) -> dict[str, Any]:
+    """A password reset up to the write waiting for the agent; the reset proposal."""
+    service.turn(sid, user, "我忘记密码了")
+    service.turn(sid, user, "13800138000")
+    code = httpx.get(f"{service.backend_url}/sms/outbox/13800138000").json()["code"]
+    [proposal] = service.turn(sid, user, f"验证码是{code}")["proposals"]
+    return proposal
+
+
+@pytest.fixture
+def own_backend(tmp_path: Path) -> Iterator[Service]:
+    """The service over a demo backend of its own: writes approved here change no other test's
+    orders."""
+    with (
+        serve_in_thread(create_backend(BackendState(today=business_today()))) as backend_url,
+        serve_service(tmp_path, backend_url) as served,
+    ):
+        yield served
+
+
+def test_is_it_done_says_what_the_request_came_to(own_backend: Service) -> None:
+    """ "好了吗" after the agent approved a reset was read as "好": "好的。请问还有什么可以帮您？";
+    "is it done?" as a parcel's intent asked for an order number; and after the agent approved
+    a return, "好了吗" said the return still waited for confirmation — it had run."""
+    service = own_backend
+    sid = service.open_session("u1001")["session_id"]
+    approve(service, reset_until_verified(service, sid, "u1001"), "u1001").raise_for_status()
+    done = service.turn(sid, "u1001", "好了吗")["suggestion"]
+    assert done["situation"] == "workflow_completed", done
+    assert "密码已重置" in done["text"] and "8000" in done["text"], done
+    english = service.turn(sid, "u1001", "is it done?")["suggestion"]
+    assert english["situation"] == "workflow_completed" and "reset" in english["text"], english
+    service.close(sid, "u1001")
+
+    sid = service.open_session("u1001")["session_id"]
+    [ret] = service.turn(sid, "u1001", "I want to return 202405181001, it's too small")["proposals"]
+    approve(service, ret, "u1001").raise_for_status()
+    after = service.turn(sid, "u1001", "好了吗")
+    said = after["suggestion"]["text"]
+    assert after["suggestion"]["situation"] == "next_step_proposed", after["suggestion"]
+    assert "订单 202405181001 已办理" in said and "下一步" in said, said
+    assert [p["tool"] for p in after["proposals"]] == ["issue_refund"]  # the one that waits
+
+    sid = service.open_session("u1003")["session_id"]
+    [ticket] = service.turn(sid, "u1003", "我要投诉 快递员把包裹扔在门口")["proposals"]
+    waits = service.turn(sid, "u1003", "is it done?")["suggestion"]
+    assert waits["situation"] == "still_proposed", waits
+    approve(service, ticket, "u1003").raise_for_status()
+    logged = service.turn(sid, "u1003", "is it done?")["suggestion"]
+    assert "TK" in logged["text"] and "order number" not in logged["text"], logged
+
+
+def test_a_finished_return_promises_the_refund_time_of_each_way_to_pay(
+    own_backend: Service,
+) -> None:
+    """ "款项将在 1–3 个工作日原路退回" for every finished return: a card payer waits up to 7."""
+    service = own_backend
+    sid = service.open_session("u1001")["session_id"]
+    [ret] = service.turn(sid, "u1001", "我要退货 202405181001 尺码小了")["proposals"]
+    result = approve(service, ret, "u1001").json()["result"]
+    httpx.post(f"{service.backend_url}/_returns/{result['return_id']}/receive").raise_for_status()
+    [refund] = service.turn(sid, "u1001", "好了吗")["proposals"]
+    assert refund["tool"] == "issue_refund" and refund["status"] == "proposed", refund
+    assert approve(service, refund, "u1001").json()["status"] == "executed"
+    done = service.turn(sid, "u1001", "好了吗")["suggestion"]
+    assert done["situation"] == "workflow_completed", done
+    assert "银行卡 3–7 个工作日" in done["text"] and "RF" in done["text"], done
+
+
+def test_a_reset_the_agent_turned_down_is_not_said_to_have_failed_verification(
+    own_backend: Service,
+) -> None:
+    """The customer's code was right; the agent rejected the reset. "why not?" got "Sorry, the
+    verification did not go through" (the escalated workflow's reply): untrue."""
+    service = own_backend
+    sid = service.open_session("u1001")["session_id"]
+    reset = reset_until_verified(service, sid, "u1001")
+    reject(service, reset, "u1001", "账号异常").raise_for_status()
+    for text in ("为什么不行", "好了吗"):
+        asked = service.turn(sid, "u1001", text)["suggestion"]
+        assert asked["situation"] == "turned_down", asked
+        assert "verification" not in asked["text"] and "验证没有通过" not in asked["text"], asked
+        assert "not approved" in asked["text"] or "没有获得批准" in asked["text"], asked
 
 
 def test_a_request_the_customer_takes_back_is_withdrawn_and_cannot_be_approved(

@@ -8,6 +8,7 @@ from hermes_desk.nlu import (
     asks_for,
     asks_for_something,
     asks_if_allowed,
+    asks_if_done,
     asks_when,
     reports,
     request_act,
@@ -264,3 +265,17 @@ def test_what_happened_is_told_apart_from_what_is_wanted(text: str, told: bool) 
 def test_a_promise_told_is_no_request(text: str) -> None:
     """给我 after 答应, 已经 or 会 is what was promised or done, not "please"."""
     assert not asks_for_something(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "done"),
+    [("好了吗", True), ("重置好了吗", True), ("登记了没", True), ("办好了没有", True),
+     ("那好了吗？", True), ("批下来了吗", True), ("怎么样了", True), ("is it done?", True),
+     ("done yet?", True), ("did it go through", True), ("has it been approved?", True),
+     ("any update?", True), ("thanks, all done?", True),
+     # "ok", "OK?", another question, or more than whether it is done
+     ("好了", False), ("好吗", False), ("发货了吗", False), ("退款什么时候到", False),
+     ("is it done by friday?", False), ("is it ok?", False), ("thanks", False)],
+)  # fmt: skip
+def test_whether_it_is_done_is_told_from_other_questions(text: str, done: bool) -> None:
+    assert asks_if_done(text) is done

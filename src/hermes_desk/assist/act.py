@@ -78,7 +78,11 @@ class TurnActor:
             return Acting(results, view, proposals, withdrawals, workflow_withdrawn=ended)
         view = await self._move_workflow(plan, session)
         view = view or await self._ended_by(withdrawals, session)
-        waiting = await self.actions.propose_for_workflow(view, language=reading.language, why=why)
+        # A workflow's write is its intent's, whatever the turn that moved it read as ("好了吗"
+        # read as small talk while the refund came up after the approved return).
+        waiting = await self.actions.propose_for_workflow(
+            view, language=reading.language, why={**why, "intent": plan.answer_intent}
+        )
         if waiting is not None and waiting.pending:
             proposals.append(waiting)
         return Acting(results=results, workflow=view, proposals=proposals, withdrawals=withdrawals)

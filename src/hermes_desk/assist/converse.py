@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from hermes_desk.assist.records import Plan, Reading
 from hermes_desk.memory.fact import CandidateFact
-from hermes_desk.nlu import asks_for_something, asks_if_allowed
+from hermes_desk.nlu import asks_for_something, asks_if_allowed, asks_if_done
 from hermes_desk.nlu.dialogue_acts import ActPhrases
 
 __all__ = [
@@ -73,6 +73,8 @@ def conversation_plan(
     withdrawal = _withdrawal_plan(reading, acts) or _decline_plan(reading, acts, workflows)
     if withdrawal is not None:
         return withdrawal
+    if reading.proposals and asks_if_done(reading.text):
+        return None  # "好了吗" after a request asks whether it is done (decide), not "好"
     waiting = reading.waiting
     waits_for_customer = waiting is not None and _waits_for_customer(waiting.waiting_for)
     if reading.found:  # an order number, a code…: the turn is about business

@@ -50,6 +50,7 @@ from hermes_desk.nlu import (
     asks_for,
     asks_for_something,
     asks_if_allowed,
+    asks_if_done,
     asks_when,
     is_short,
     is_slot_only,
@@ -120,6 +121,9 @@ _HOW_FAR = re.compile(
 def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user: str) -> Plan:
     """The plan for one customer turn."""
     reading = _asked_for(reading, pack, tools)
+    done = _asked_if_done(reading, pack)
+    if done is not None:
+        return done
     intent = reading.intent
     waiting = reading.waiting
     if waiting is not None and waiting.waiting_for:
@@ -251,6 +255,42 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
     if check is not None:
         rule = "propose the intent's write once its record is found for the customer"
     return Plan(intent.name, rule, lookups=tuple(lookups), writes=tuple(writes))
+
+
+def _asked_if_done(reading: Reading, pack: Pack) -> Plan | None:
+    """ "好了吗", "登记了吗", "is it done?" and nothing else, after a request: whether the
+    session's newest write went through, whatever intent the few words read as ("好了吗" read as
+    small talk said an executed return still waited; "is it done?" as a parcel's intent asked
+    for an order number). Its workflow is shown, or the write recalled: done, waiting for the
+    agent, or turned down. None while a workflow waits for the customer (it asks again), when
+    the turn names a record or another intent's subject ("退款好了吗" after a complaint), or
+    when nothing was put forward."""
+    slot = reading.waiting.waiting_for if reading.waiting is not None else None
+    if slot and not slot.startswith(APPROVAL_PREFIX):
+        return None
+    if reading.found or not asks_if_done(reading.text):
+        return None
+    newest = next((p for p in reversed(reading.proposals) if p.status != "withdrawn"), None)
+    if newest is None:
+        return None
+    workflow = str(newest.why.get("workflow") or "")
+    owners = [n for n, spec in pack.intents.items() if workflow and spec.workflow == workflow]
+    if workflow and not owners:
+        return None  # a workflow no intent of the pack starts: not this conversation's
+    name = owners[0] if owners else str(newest.why.get("intent") or "")
+    if name not in pack.intents:
+        return None
+    others = tuple(
+        word for other, spec in pack.intents.items() if other != name for word in spec.topic_phrases
+    )
+    if mentions(reading.text, others):
+        return None
+    rule = "asked whether the session's newest write is done: its outcome, nothing proposed"
+    waits = "still_proposed" if newest.pending else None
+    if newest.workflow_id and workflow:
+        move = WorkflowMove("show", workflow, newest.workflow_id)
+        return Plan(name, rule, workflow=move, situation=waits, recall=(newest.id,))
+    return Plan(name, rule, situation=waits, recall=(newest.id,))
 
 
 def _record_check(

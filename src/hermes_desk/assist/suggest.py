@@ -315,7 +315,7 @@ def facts_of(
     if pending and situation in _ABOUT_A_PROPOSAL:
         # The reply is about the proposal: it names the record the proposal was made for, not
         # one this turn mentions (a return waiting for order A, re-shown on a turn naming B).
-        shown.update(_named_by(pending[0], shown))
+        shown.update(_named_by(pending[0]))
     return ResponderInput(
         intent=plan.answer_intent,
         slots=shown,
@@ -358,14 +358,13 @@ def _asks_about(reading: Reading, pending: list[Proposal]) -> bool:
     return reading.act == "question" or reports(reading.text, reading.intent.status_phrases)
 
 
-def _named_by(proposal: Proposal, shown: Mapping[str, Any]) -> dict[str, str | int]:
-    """The proposal's own values of the fields the reply already has (scalars, none of its
-    sensitive arguments): nothing the turn did not already show is added."""
+def _named_by(proposal: Proposal) -> dict[str, str | int]:
+    """The proposal's own values (scalars, none of its sensitive arguments), over the fields
+    the reply has, and where it has none ("好了吗" names no order: "订单 — 已办理…")."""
     return {
         name: value
         for name, value in proposal.arguments.items()
-        if name in shown
-        and name not in proposal.sensitive
+        if name not in proposal.sensitive
         and isinstance(value, str | int)
         and not isinstance(value, bool)
     }

@@ -28,8 +28,8 @@ import re
 from typing import Literal
 
 __all__ = [
-    "DialogueAct", "asks_for", "asks_for_something", "asks_if_allowed", "mentions", "reports",
-    "request_act", "tells_what_happened",
+    "DialogueAct", "asks_for", "asks_for_something", "asks_if_allowed", "asks_if_done",
+    "mentions", "reports", "request_act", "tells_what_happened",
 ]  # fmt: skip
 
 DialogueAct = Literal["question", "request"]
@@ -316,3 +316,39 @@ def tells_what_happened(text: str) -> bool:
     [False, False, False]
     """
     return _HISTORY.search(text) is not None
+
+
+# Whether what was asked for is done, in a few words and nothing else ("好了吗", "重置好了吗",
+# "登记了吗", "is it done?", "did it go through?"): the turn names no record and no other need.
+_DONE_ZH = re.compile(
+    r"(?:那|请问|所以|现在|都|已经|我的)*[\u4e00-\u9fff]{0,4}?"
+    r"(?:(?:好|完成|成功|搞定|通过|批|办|登记|提交|处理|重置)(?:了|下来了)(?:吗|嘛|么|没有?)"
+    r"|怎么样了[吗呢]?|有结果了[吗没]?)"
+)
+_DONE_EN = re.compile(
+    r"(?:(?:so|ok|okay|and|well|hi|hey|sorry|thanks|thank you)\s+)*"
+    r"(?:(?:is|was|has|have|did|are)\s+(?:it|that|this|everything|my \w+)\s+(?:been\s+|all\s+)?)?"
+    r"(?:done|finished|completed?|sorted(?: out)?|through|approved|processed|logged|gone through"
+    r"|went through|go through|work(?:ed)?|all set|all done|ready|ok now"
+    r"|any (?:update|news|luck)|how is it going|how's it going)"
+    r"(?:\s+(?:yet|now|then|already))?",
+    re.IGNORECASE,
+)
+_PUNCTUATION = re.compile(r"[\s,，.。!！?？~～…]+")
+
+
+def asks_if_done(text: str) -> bool:
+    """Is ``text`` only a question whether what was asked for is done?
+
+    >>> [asks_if_done(t) for t in ("好了吗", "重置好了吗", "登记了没", "is it done?", "done yet")]
+    [True, True, True, True, True]
+    >>> [asks_if_done(t) for t in ("好了", "发货了吗", "退款什么时候到", "is it done by friday?")]
+    [False, False, False, False]
+    """
+    said = _PUNCTUATION.sub(" ", text).strip()
+    if _CJK.search(said):
+        return _DONE_ZH.fullmatch(said.replace(" ", "")) is not None
+    return _DONE_EN.fullmatch(said) is not None
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -70,8 +70,9 @@ class WorkflowView(BaseModel):
     snapshots: list[SnapshotView]
     #: Failed because the customer took it back (its write, or itself while it waited for them).
     withdrawn: bool = False
-    #: Failed because an agent rejected its write, or the approval expired undecided: it will
-    #: not be done (never "a colleague will follow up": nobody was asked to).
+    #: Failed (or escalated, as a password reset is) because an agent rejected its write, or the
+    #: approval expired undecided: it will not be done (never "a colleague will follow up":
+    #: nobody was asked to; never "the verification did not go through": it did).
     turned_down: bool = False
 
     @classmethod
@@ -142,8 +143,8 @@ class WorkflowView(BaseModel):
 
 
 def _turned_down(state: WorkflowState) -> bool:
-    """The workflow failed at an approval an agent rejected or let expire."""
-    if state.status != "failed" or state.failed_step is None:
+    """The workflow failed (or escalated) at an approval an agent rejected or let expire."""
+    if state.status not in ("failed", "escalated") or state.failed_step is None:
         return False
     decision = state.inputs.get(approval_slot(state.failed_step))
     return isinstance(decision, Mapping) and decision.get("decision") in ("rejected", "expired")
