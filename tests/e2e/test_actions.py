@@ -201,7 +201,9 @@ def test_is_it_done_says_what_the_request_came_to(own_backend: Service) -> None:
 def test_a_finished_return_promises_the_refund_time_of_each_way_to_pay(
     own_backend: Service,
 ) -> None:
-    """ "款项将在 1–3 个工作日原路退回" for every finished return: a card payer waits up to 7."""
+    """ "款项将在 1–3 个工作日原路退回" for every finished return: a card payer waits up to 7. The
+    amount said is the one refunded (the agent approved less than was put forward), and "好了吗"
+    names the order ("订单 —" before)."""
     service = own_backend
     sid = service.open_session("u1001")["session_id"]
     [ret] = service.turn(sid, "u1001", "我要退货 202405181001 尺码小了")["proposals"]
@@ -209,10 +211,12 @@ def test_a_finished_return_promises_the_refund_time_of_each_way_to_pay(
     httpx.post(f"{service.backend_url}/_returns/{result['return_id']}/receive").raise_for_status()
     [refund] = service.turn(sid, "u1001", "好了吗")["proposals"]
     assert refund["tool"] == "issue_refund" and refund["status"] == "proposed", refund
-    assert approve(service, refund, "u1001").json()["status"] == "executed"
+    edited = {**refund["arguments"], "user_id": "u1001", "amount": 100.0}
+    assert approve(service, refund, "u1001", arguments=edited).json()["status"] == "executed"
     done = service.turn(sid, "u1001", "好了吗")["suggestion"]
     assert done["situation"] == "workflow_completed", done
     assert "银行卡 3–7 个工作日" in done["text"] and "RF" in done["text"], done
+    assert "订单 202405181001，退款 100 元" in done["text"], done
 
 
 def test_a_reset_the_agent_turned_down_is_not_said_to_have_failed_verification(

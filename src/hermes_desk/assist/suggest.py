@@ -257,6 +257,8 @@ def facts_of(
     # ticket's number); nothing ran for it in this turn.
     recalled = [p for p in reading.proposals if p.id in plan.recall]
     outputs.update({p.tool: p.result for p in recalled if not p.turned_down and not p.pending})
+    for proposal in recalled:  # "好了吗" names no order: the write's own ("订单 — 已办理…")
+        shown.update({k: v for k, v in _named_by(proposal).items() if k not in shown})
     pending = [p for p in acting.proposals if p.pending]
     if plan.situation == "act_confirmation_pending":
         pending = [p for p in reading.proposals if p.pending][-1:]
