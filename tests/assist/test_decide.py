@@ -385,6 +385,17 @@ def test_is_it_done_after_a_request_is_asked_of_that_request(
     assert plan.situation == situation and plan.lookups == () and plan.writes == ()
 
 
+@pytest.mark.parametrize(("status", "asked"), [("rejected", True), ("executed", False)])
+def test_why_not_after_an_agent_turned_it_down_is_asked_of_that_write(
+    pack: Pack, tools: dict[str, ToolSpec], status: str, asked: bool
+) -> None:
+    """ "why not?" in a Chinese conversation read as an order's intent: "which order?"."""
+    ticket = dataclasses.replace(_ticket(status), why={"intent": "complaint"})
+    plan = decide(reading(pack, "order_status", "why not?", proposals=[ticket]), pack, tools,
+                  user="u7")  # fmt: skip
+    assert (plan.recall == ("act_1",) and plan.answer_intent == "complaint") is asked
+
+
 def test_is_it_done_shows_the_workflow_its_write_belongs_to(
     pack: Pack, tools: dict[str, ToolSpec]
 ) -> None:

@@ -228,7 +228,7 @@ def test_a_reset_the_agent_turned_down_is_not_said_to_have_failed_verification(
     sid = service.open_session("u1001")["session_id"]
     reset = reset_until_verified(service, sid, "u1001")
     reject(service, reset, "u1001", "账号异常").raise_for_status()
-    for text in ("为什么不行", "好了吗"):
+    for text in ("为什么不行", "好了吗", "why not?"):
         asked = service.turn(sid, "u1001", text)["suggestion"]
         assert asked["situation"] == "turned_down", asked
         assert "verification" not in asked["text"] and "验证没有通过" not in asked["text"], asked

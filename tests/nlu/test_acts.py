@@ -10,6 +10,7 @@ from hermes_desk.nlu import (
     asks_if_allowed,
     asks_if_done,
     asks_when,
+    asks_why,
     reports,
     request_act,
     tells_what_happened,
@@ -279,3 +280,12 @@ def test_a_promise_told_is_no_request(text: str) -> None:
 )  # fmt: skip
 def test_whether_it_is_done_is_told_from_other_questions(text: str, done: bool) -> None:
     assert asks_if_done(text) is done
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [("为什么不行", True), ("凭什么啊", True), ("那为啥不给退", True), ("why not?", True),
+     ("but why?", True), ("为什么还没发货", False), ("why is my parcel late", False)],
+)  # fmt: skip
+def test_a_bare_why_is_told_from_a_question_of_its_own(text: str, why: bool) -> None:
+    assert asks_why(text) is why

@@ -52,6 +52,7 @@ from hermes_desk.nlu import (
     asks_if_allowed,
     asks_if_done,
     asks_when,
+    asks_why,
     is_short,
     is_slot_only,
     mentions,
@@ -258,20 +259,23 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
 
 
 def _asked_if_done(reading: Reading, pack: Pack) -> Plan | None:
-    """ "好了吗", "登记了吗", "is it done?" and nothing else, after a request: whether the
-    session's newest write went through, whatever intent the few words read as ("好了吗" read as
-    small talk said an executed return still waited; "is it done?" as a parcel's intent asked
-    for an order number). Its workflow is shown, or the write recalled: done, waiting for the
-    agent, or turned down. None while a workflow waits for the customer (it asks again), when
-    the turn names a record or another intent's subject ("退款好了吗" after a complaint), or
-    when nothing was put forward."""
+    """ "好了吗", "登记了吗", "is it done?" and nothing else, after a request — or "why not?" after
+    an agent turned it down: whether the session's newest write went through, whatever intent
+    the few words read as ("好了吗" read as small talk said an executed return still waited; "is
+    it done?" as a parcel's intent asked for an order number). Its workflow is shown, or the
+    write recalled: done, waiting for the agent, or turned down. None while a workflow waits
+    for the customer (it asks again), when the turn names a record or another intent's subject
+    ("退款好了吗" after a complaint), or when nothing was put forward."""
     slot = reading.waiting.waiting_for if reading.waiting is not None else None
     if slot and not slot.startswith(APPROVAL_PREFIX):
         return None
-    if reading.found or not asks_if_done(reading.text):
+    if reading.found:
         return None
     newest = next((p for p in reversed(reading.proposals) if p.status != "withdrawn"), None)
     if newest is None:
+        return None
+    # "why not?" right after an agent turned it down asks about that too
+    if not (asks_if_done(reading.text) or (newest.turned_down and asks_why(reading.text))):
         return None
     workflow = str(newest.why.get("workflow") or "")
     owners = [n for n, spec in pack.intents.items() if workflow and spec.workflow == workflow]

@@ -29,7 +29,7 @@ from typing import Literal
 
 __all__ = [
     "DialogueAct", "asks_for", "asks_for_something", "asks_if_allowed", "asks_if_done",
-    "mentions", "reports", "request_act", "tells_what_happened",
+    "asks_why", "mentions", "reports", "request_act", "tells_what_happened",
 ]  # fmt: skip
 
 DialogueAct = Literal["question", "request"]
@@ -352,3 +352,25 @@ def asks_if_done(text: str) -> bool:
 
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+# "Why?" and nothing else ("为什么不行", "凭什么", "why not?").
+_WHY_ZH = re.compile(
+    r"(?:那|可是|但是)?(?:为什么|为啥|凭什么|怎么)"
+    r"(?:不行|不可以|不给退|不给办|不给|不让|拒绝|没通过|没批)?[了呢啊呀吗]*"
+)
+_WHY_EN = re.compile(
+    r"(?:(?:but|so|and|ok|okay)\s+)?why(?:\s+not|\s+is\s+that|\s+was\s+it\s+rejected)?", re.I
+)
+
+
+def asks_why(text: str) -> bool:
+    """Is ``text`` only "why?" ("为什么不行", "凭什么", "why not?")?
+
+    >>> [asks_why(t) for t in ("为什么不行", "凭什么啊", "why not?", "为什么还没发货", "why me")]
+    [True, True, True, False, False]
+    """
+    said = _PUNCTUATION.sub(" ", text).strip()
+    if _CJK.search(said):
+        return _WHY_ZH.fullmatch(said.replace(" ", "")) is not None
+    return _WHY_EN.fullmatch(said) is not None
