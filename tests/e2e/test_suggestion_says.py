@@ -916,17 +916,19 @@ def test_a_wrong_address_on_a_shipped_order_is_told_what_can_be_done(service: Se
 
 
 @pytest.mark.parametrize(
-    ("text", "says", "not_said"),
-    [("帮我改一下收货地址 202405181212", "改派", "发货前可以修改"),
-     ("can I change the delivery address for 202405181212", "cannot change a wrong delivery",
-      "before the order ships")],
+    ("user", "text", "says", "not_said"),
+    [("u1010", "帮我改一下收货地址 202405181212", "改派", "发货前可以修改"),
+     ("u1010", "can I change the delivery address for 202405181212",
+      "cannot change a wrong delivery", "before the order ships"),
+     # as many words of the question in either sentence: the order's state decides
+     ("u1001", "202405201234 能改地址吗", "改派", "发货前可以修改")],
 )  # fmt: skip
 def test_an_address_change_for_a_shipped_order_quotes_what_can_be_done_once_shipped(
-    service: Service, text: str, says: str, not_said: str
+    service: Service, user: str, text: str, says: str, not_said: str
 ) -> None:
-    """Both quoted the sentence for an order not shipped yet after "…已发货" / "…is shipped"."""
-    sid = service.open_session("u1010")["session_id"]
-    said = service.turn(sid, "u1010", text)["suggestion"]["text"]
+    """Each quoted the sentence for an order not shipped yet after "…已发货" / "…is shipped"."""
+    sid = service.open_session(user)["session_id"]
+    said = service.turn(sid, user, text)["suggestion"]["text"]
     assert says in said and not_said not in said, said
 
 

@@ -134,6 +134,21 @@ async def test_the_records_state_chooses_the_passage_not_the_article(tmp_path: P
         kb.close()
 
 
+def test_between_sentences_as_good_the_records_state_picks_one() -> None:
+    """ "能改地址吗" for a shipped order, its state's terms joined, shares as many terms with
+    "发货前…修改地址" as with "已发货的…地址无法再改": the state breaks the tie, not the order."""
+    from hermes_desk.tools.kb import analyze, passage
+
+    body = "发货前可以在订单页修改地址。\n\n已发货的订单，地址无法再改，可以申请改派。"
+    terms = analyze("能改地址吗")
+    assert passage(body, terms, english=False, limit=20).startswith("发货前")
+    state = analyze("已发货")
+    tied = passage(body, [*terms, *state], english=False, limit=20)
+    assert tied.startswith("发货前"), tied
+    chosen = passage(body, [*terms, *state], english=False, limit=20, prefer=state)
+    assert chosen.startswith("已发货"), chosen
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

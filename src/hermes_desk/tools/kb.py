@@ -420,15 +420,16 @@ class KnowledgeBase:
                 (*self._conn.execute(fetch, (rowid,)).fetchone(), score) for rowid, score in best
             ]
         english = language == "en" if language else _CJK_CHAR.search(query) is None
-        if about:
-            terms = list(dict.fromkeys([*terms, *analyze(about)]))
+        state = analyze(about) if about else []
+        if state:
+            terms = list(dict.fromkeys([*terms, *state]))
         return [
             KbHit(
                 id=r[0],
                 title=r[1],
                 snippet=_snippet(r[2], terms),
                 score=round(-r[3], 4),
-                passage=passage(r[2], terms, english=english),
+                passage=passage(r[2], terms, english=english, prefer=state),
                 heading=_heading(r[1], english=english),
                 source=f"kb/{r[0]}.md",
             )
@@ -510,13 +511,21 @@ def _sentences_and_lead_ins(body: str) -> list[tuple[str, int | None]]:
     return out
 
 
-def passage(body: str, terms: list[str], *, english: bool, limit: int = PASSAGE_CHARS) -> str:
+def passage(
+    body: str,
+    terms: list[str],
+    *,
+    english: bool,
+    limit: int = PASSAGE_CHARS,
+    prefer: list[str] | None = None,
+) -> str:
     """Whole sentences of ``body`` that answer a query with ``terms``: the sentence sharing most
     terms with it (in the query's language when the article has sentences in it), then the
     next sentences while the passage stays within ``limit`` characters, up to a lead-in to a
     list ("办理流程："), which is left out — unless the best sentence is that lead-in
     ("到账时间如下："): then the list it leads to is the answer, and is quoted. When the best
-    sentence is an item of a list, the list's lead-in opens the passage."""
+    sentence is an item of a list, the list's lead-in opens the passage. ``prefer``: terms of
+    the record's state, which break a tie between sentences."""
     marked = _sentences_and_lead_ins(body)
     if not marked:
         return ""
@@ -528,7 +537,14 @@ def passage(body: str, terms: list[str], *, english: bool, limit: int = PASSAGE_
     def overlap(index: int) -> int:
         return len(wanted & set(analyze(found[index])))
 
-    best = max(candidates, key=lambda i: (overlap(i), -i))
+    # Between sentences as good, the one that shares more of ``prefer`` (the record's state:
+    # "已发货" picks "订单已经发货…的" over "发货前可以修改"), then the first.
+    preferred = set(prefer or ())
+
+    def state(index: int) -> int:
+        return len(preferred & set(analyze(found[index]))) if preferred else 0
+
+    best = max(candidates, key=lambda i: (overlap(i), state(i), -i))
     lead_in = marked[best][1]
     # An item quoted alone reads as a statement ("账户近 6 个月内没有多次拒收记录。" as if
     # about this customer): it is quoted after the lead-in it is an item of ("适用条件：").
