@@ -706,6 +706,22 @@ def test_a_request_no_tool_carries_out_is_answered_from_the_knowledge_base(
         assert [lookup.tool for lookup in plan.lookups] == ["get_shipment"]
 
 
+@pytest.mark.parametrize(
+    ("intent", "text"),
+    [("order_status", "the item in 202405181001 is not what I ordered"),
+     ("logistics", "202405181001 少发了一件"), ("order_status", "you sent me the wrong item")],
+)  # fmt: skip
+def test_a_wrong_or_missing_item_is_answered_from_the_kb_not_with_the_status(
+    pack: Pack, tools: dict[str, ToolSpec], intent: str, text: str
+) -> None:
+    """ "…is not what I ordered" got "delivered; if it has not reached you, I will look into
+    it": the parcel did reach them. Who pays to put it right is the knowledge base's."""
+    plan = decide(reading(pack, intent, text, slots={"order_id": "202405181001"}), pack, tools,
+                  user="u1")  # fmt: skip
+    assert plan.answer_intent == "kb_question" and plan.writes == () and plan.workflow is None
+    assert plan.lookups[-1].tool == "kb_search" and plan.lookups[-1].status_of is None
+
+
 def test_damage_in_transit_is_answered_from_the_kb_with_the_turns_words(
     pack: Pack, tools: dict[str, ToolSpec]
 ) -> None:
