@@ -345,13 +345,18 @@ def asks_if_done(text: str) -> bool:
     >>> [asks_if_done(t) for t in ("好了", "发货了吗", "退款什么时候到", "is it done by friday?")]
     [False, False, False, False]
     """
-    said = _PUNCTUATION.sub(" ", text).strip()
-    if _CJK.search(said):
-        return _DONE_ZH.fullmatch(said.replace(" ", "")) is not None
-    return _DONE_EN.fullmatch(said) is not None
+    return _says_only(text, _DONE_ZH, _DONE_EN)
 
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _says_only(text: str, chinese: re.Pattern[str], english: re.Pattern[str]) -> bool:
+    """Is ``text``, punctuation aside, all one of the pattern of its script?"""
+    said = _PUNCTUATION.sub(" ", text).strip()
+    if _CJK.search(said):
+        return chinese.fullmatch(said.replace(" ", "")) is not None
+    return english.fullmatch(said) is not None
 
 
 # "Why?" and nothing else ("为什么不行", "凭什么", "why not?").
@@ -370,7 +375,4 @@ def asks_why(text: str) -> bool:
     >>> [asks_why(t) for t in ("为什么不行", "凭什么啊", "why not?", "为什么还没发货", "why me")]
     [True, True, True, False, False]
     """
-    said = _PUNCTUATION.sub(" ", text).strip()
-    if _CJK.search(said):
-        return _WHY_ZH.fullmatch(said.replace(" ", "")) is not None
-    return _WHY_EN.fullmatch(said) is not None
+    return _says_only(text, _WHY_ZH, _WHY_EN)
