@@ -1070,7 +1070,11 @@ def test_a_turn_that_turns_the_return_down_never_puts_it_forward(
      # "yes please" after the policy got "All right. Is there anything else I can help with?"
      ("can I return order 202405181001?", "yes please", "en"),
      ("can I return order 202405181001?", "Yes, please.", "en"),
-     ("订单202405181001能退吗", "那就办吧", "zh")],
+     ("订单202405181001能退吗", "那就办吧", "zh"),
+     # after a report whose reply offered the return ("I can put in a return for you if you
+     # like"): "yes please" got "All right." and nothing was put forward
+     ("I was told I'd get a refund for 202405181001", "yes please", "en"),
+     ("202405181001 退款一直在处理中", "那就办吧", "zh")],
 )  # fmt: skip
 def test_a_go_ahead_after_asking_whether_it_may_be_done_is_that_request(
     pack: Pack, tools: dict[str, ToolSpec], before: str, said: str, language: str
@@ -1094,7 +1098,8 @@ def test_a_go_ahead_after_asking_whether_it_may_be_done_is_that_request(
      ("订单202405181001能退吗", "好的"),
      ("how long does a refund take?", "ok do it"),  # no question whether it may be done
      ("how long does a refund take?", "yes please"),
-     ("运费怎么算", "那就办吧")],
+     ("运费怎么算", "那就办吧"),
+     ("I was told I'd get a refund for 202405181001", "ok")],  # the offer only acknowledged
 )  # fmt: skip
 def test_an_acknowledgement_or_a_go_ahead_after_another_question_starts_nothing(
     pack: Pack, tools: dict[str, ToolSpec], before: str, said: str

@@ -496,6 +496,29 @@ def test_a_refund_not_arrived_says_where_the_order_stands_and_puts_nothing_forwa
 
 
 @pytest.mark.parametrize(
+    ("report", "then", "proposed"),
+    [("I was told I'd get a refund for 202405181001", "yes please", True),
+     ("202405181001 退款一直在处理中", "那就申请退货吧", True),
+     ("I was told I'd get a refund for 202405181001", "ok", False),
+     ("上次客服答应给我退款 订单202405181001", "好的", False)],
+)  # fmt: skip
+def test_a_go_ahead_after_the_offer_puts_the_return_forward(
+    service: Service, report: str, then: str, proposed: bool
+) -> None:
+    """The report's reply offers a return ("I can put in a return for you if you like"); "yes
+    please" got "All right. Is there anything else…" and nothing was put forward. An "ok" is
+    no go-ahead."""
+    sid = service.open_session("u1001")["session_id"]
+    offer = service.turn(sid, "u1001", report)["suggestion"]
+    assert offer["situation"] == "status_reported", offer
+    out = service.turn(sid, "u1001", then)
+    tools = [p["tool"] for p in out["proposals"]]
+    assert tools == (["create_return"] if proposed else []), out["suggestion"]
+    if proposed:
+        assert out["proposals"][0]["arguments"]["order_id"] == "202405181001"
+
+
+@pytest.mark.parametrize(
     ("first", "then", "says"),
     [
         ("为什么我的订单202405211314被取消了", "那钱呢", "付过款的订单取消后，钱按原支付方式退回"),

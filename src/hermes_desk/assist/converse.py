@@ -60,6 +60,7 @@ def conversation_plan(
     acts: ActPhrases,
     extract: Extract,
     workflows: Mapping[str, str | None] | None = None,
+    offered: Callable[[str], bool] | None = None,
 ) -> Plan | None:
     """The plan of a turn that is only a dialogue act or only a stated preference, else None.
 
@@ -69,6 +70,7 @@ def conversation_plan(
         extract: the key-fact extraction for a piece of text (in the turn's intent).
         workflows: the workflow each intent starts (a decline takes back the one its
             conversation's intent started).
+        offered: whether a turn's reply offered its intent's action (:func:`goes_ahead`).
     """
     withdrawal = _withdrawal_plan(reading, acts) or _decline_plan(reading, acts, workflows)
     if withdrawal is not None:
@@ -85,7 +87,7 @@ def conversation_plan(
     if act.only and act.act is not None:
         if waits_for_customer and act.act in ("confirmation", "correction"):
             return None  # the waiting workflow asks again for what it needs
-        if goes_ahead(reading, acts):
+        if goes_ahead(reading, acts, offered):
             return None  # "great, do it" after "can I return it?": the request (decide)
         if act.act == "confirmation" and any(p.pending for p in reading.proposals):
             return Plan(
@@ -150,10 +152,14 @@ def _courtesy_plan(reading: Reading, acts: ActPhrases, waits_for_customer: bool)
     )
 
 
-def goes_ahead(reading: Reading, acts: ActPhrases) -> bool:
+def goes_ahead(
+    reading: Reading, acts: ActPhrases, offered: Callable[[str], bool] | None = None
+) -> bool:
     """The turn is only a confirmation that tells the agent to go ahead ("great, do it", "那就办
     吧"), right after the customer asked whether something may be done ("can I return order
-    …?"), with nothing waiting: it asks for that. Whether that intent acts is decide's to say."""
+    …?") or after a turn whose reply offered it (``offered``: "I was told I'd get a refund for
+    …", answered "…I can put in a return for you if you like"), with nothing waiting: it asks
+    for that. Whether that intent acts is decide's to say."""
     act = reading.dialogue_act
     before = reading.previous_text
     return (
@@ -161,9 +167,9 @@ def goes_ahead(reading: Reading, acts: ActPhrases) -> bool:
         and act.act == "confirmation"
         and acts.goes_ahead(reading.text)
         and before is not None
-        and asks_if_allowed(before)
         and reading.waiting is None
         and not any(p.pending for p in reading.proposals)
+        and (asks_if_allowed(before) or (offered is not None and offered(before)))
     )
 
 

@@ -39,7 +39,7 @@ Rules (SPEC §8):
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -67,7 +67,7 @@ from hermes_desk.tools import ToolSpec
 from hermes_desk.workflows import WorkflowView
 from hermes_desk.workflows.machine import APPROVAL_PREFIX
 
-__all__ = ["KB_INTENT", "decide", "value_for_schema"]
+__all__ = ["KB_INTENT", "decide", "reports_a_status", "value_for_schema"]
 
 #: The intent that answers questions from the knowledge base.
 KB_INTENT = "kb_question"
@@ -377,16 +377,34 @@ def _asked_for(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec]) -> R
     """A go-ahead ("great, do it") after asking whether something may be done ("can I return
     order …?", answered from the knowledge base) read as that request: its intent, its words,
     the conversation's slots. Any other turn as it is."""
-    if not goes_ahead(reading, pack.acts) or reading.previous_intent not in pack.intents:
+    offered = reports_a_status(pack)
+    if not goes_ahead(reading, pack.acts, offered) or reading.previous_intent not in pack.intents:
         return reading
     intent = pack.intents[reading.previous_intent]
-    if not _acts(intent, tools) or reading.previous_text is None:
+    before = reading.previous_text
+    if not _acts(intent, tools) or before is None:
         return reading
     slots = {**reading.previous_slots, **reading.slots}  # the turn itself names nothing
+    # After the offer the report's words are no request ("I was told…" would be reported
+    # again): the go-ahead is, with the report's record.
+    text = before if asks_if_allowed(before) else reading.text
     return replace(
-        reading, intent=intent, text=reading.previous_text, act="request", carried=True,
-        unsure=False, slots=slots,
+        reading, intent=intent, text=text, act="request", carried=True, unsure=False,
+        slots=slots,
     )  # fmt: skip
+
+
+def reports_a_status(pack: Pack) -> Callable[[str], bool]:
+    """Whether a turn said how the customer's own record stands, in one of the pack's intents
+    that answer so (its ``status_reports``, or what was done, promised or is under way): the
+    reply offers that intent's action ("I can put in a return for you if you like")."""
+    intents = [spec for spec in pack.intents.values() if spec.status_reports]
+
+    def reported(text: str) -> bool:
+        said = _RECORD_NAMED.sub("", text)
+        return any(_reports_status(said, spec) for spec in intents)
+
+    return reported
 
 
 def _acts(intent: IntentSpec, tools: Mapping[str, ToolSpec]) -> bool:

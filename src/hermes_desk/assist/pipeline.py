@@ -26,7 +26,7 @@ from hermes_desk.assist.converse import (
     conversation_plan,
     with_the_rest,
 )
-from hermes_desk.assist.decide import decide
+from hermes_desk.assist.decide import decide, reports_a_status
 from hermes_desk.assist.read import TurnReaderStage
 from hermes_desk.assist.records import (
     Acting,
@@ -101,6 +101,7 @@ class Assistant:
         self.pack = pack
         #: the workflow each intent starts (a decline takes back its conversation's)
         self._workflows = {name: spec.workflow for name, spec in pack.intents.items()}
+        self._offered = reports_a_status(pack)
         self.max_cards = max_cards
         #: records of one kind a turn that names several looks up at most ("订单A和B")
         self.max_records = max_records
@@ -165,6 +166,7 @@ class Assistant:
             self.pack.acts,
             lambda part: self.memory.extract(part, intent=intent),
             self._workflows,
+            self._offered,
         )
         if plan is None:
             plan = decide(reading, self.pack, specs, user=user)
