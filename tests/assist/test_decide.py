@@ -382,6 +382,7 @@ def test_is_it_done_after_a_request_is_asked_of_that_request(
     )
     plan = decide(reading(pack, intent, text, proposals=[ticket]), pack, tools, user="u7")
     assert plan.answer_intent == "complaint" and plan.recall == ("act_1",)
+    assert plan.conversation_intent == "complaint"  # the next turn goes on with the complaint
     assert plan.situation == situation and plan.lookups == () and plan.writes == ()
 
 
@@ -394,6 +395,20 @@ def test_why_not_after_an_agent_turned_it_down_is_asked_of_that_write(
     plan = decide(reading(pack, "order_status", "why not?", proposals=[ticket]), pack, tools,
                   user="u7")  # fmt: skip
     assert (plan.recall == ("act_1",) and plan.answer_intent == "complaint") is asked
+
+
+def test_is_it_done_after_a_note_recalls_the_ticket_it_was_added_to(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """The newest write was a note on the ticket: "好了吗" answered "已为您登记投诉（工单号 —）"."""
+    ticket = dataclasses.replace(
+        _ticket("executed", {"ticket_id": "T-9"}), why={"intent": "complaint"}
+    )
+    note = dataclasses.replace(
+        ticket, id="act_2", tool="add_ticket_note", result={"ticket_id": "T-9", "notes": 1}
+    )
+    plan = decide(reading(pack, "oos", "好了吗", proposals=[ticket, note]), pack, tools, user="u7")
+    assert plan.recall == ("act_1", "act_2") and plan.answer_intent == "complaint"
 
 
 def test_is_it_done_shows_the_workflow_its_write_belongs_to(

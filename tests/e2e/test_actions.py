@@ -196,6 +196,12 @@ def test_is_it_done_says_what_the_request_came_to(own_backend: Service) -> None:
     approve(service, ticket, "u1003").raise_for_status()
     logged = service.turn(sid, "u1003", "is it done?")["suggestion"]
     assert "TK" in logged["text"] and "order number" not in logged["text"], logged
+    # a note added to the ticket since: the reply still names the ticket ("工单号 —" before)
+    [note] = service.turn(sid, "u1003", "还是没人联系我")["proposals"]
+    assert note["tool"] == "add_ticket_note", note
+    approve(service, note, "u1003").raise_for_status()
+    again = service.turn(sid, "u1003", "好了吗")["suggestion"]
+    assert "TK" in again["text"] and "—" not in again["text"], again
 
 
 def test_a_finished_return_promises_the_refund_time_of_each_way_to_pay(

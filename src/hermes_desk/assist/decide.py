@@ -291,10 +291,17 @@ def _asked_if_done(reading: Reading, pack: Pack) -> Plan | None:
         return None
     rule = "asked whether the session's newest write is done: its outcome, nothing proposed"
     waits = "still_proposed" if newest.pending else None
-    if newest.workflow_id and workflow:
-        move = WorkflowMove("show", workflow, newest.workflow_id)
-        return Plan(name, rule, workflow=move, situation=waits, recall=(newest.id,))
-    return Plan(name, rule, situation=waits, recall=(newest.id,))
+    # what the same request ran before it is recalled too: a note added to a ticket is answered
+    # with the ticket's number ("工单号 —" when only the note was)
+    ran = tuple(
+        p.id for p in reading.proposals
+        if p.status == "executed" and p.id != newest.id and p.why.get("intent") == name
+    )  # fmt: skip
+    move = WorkflowMove("show", workflow, newest.workflow_id) if newest.workflow_id else None
+    return Plan(
+        name, rule, workflow=move if workflow else None, situation=waits,
+        recall=(*ran, newest.id), conversation_intent=name,
+    )  # fmt: skip
 
 
 def _record_check(

@@ -175,7 +175,7 @@ class Assistant:
             plan = with_the_rest(plan, decide(rest, self.pack, specs, user=user))
         sentiment = self.sentiment.predict(text).to_dict() if self.sentiment else None
         meta: dict[str, Any] = {
-            "intent": intent,
+            "intent": plan.conversation_intent or intent,
             "slots": reading.found,
             "language": reading.language,
         }

@@ -134,6 +134,10 @@ class Plan:
     #: Proposals of this session an agent approved and that ran ("我的投诉处理得怎么样了" after
     #: the ticket was opened): the reply shows their results; nothing runs again.
     recall: tuple[str, ...] = ()
+    #: The intent the conversation goes on in, when not the one the turn read as ("is it done?"
+    #: read as a parcel's intent, answered about the ticket: "还是没人联系我" next is the
+    #: complaint's, not a parcel to track).
+    conversation_intent: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
