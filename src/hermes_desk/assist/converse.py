@@ -75,7 +75,8 @@ def conversation_plan(
     withdrawal = _withdrawal_plan(reading, acts) or _decline_plan(reading, acts, workflows)
     if withdrawal is not None:
         return withdrawal
-    if reading.proposals and asks_if_done(reading.text):
+    put_in = any(p.status != "withdrawn" for p in reading.proposals)
+    if put_in and asks_if_done(reading.text):
         return None  # "好了吗" after a request asks whether it is done (decide), not "好"
     waiting = reading.waiting
     waits_for_customer = waiting is not None and _waits_for_customer(waiting.waiting_for)

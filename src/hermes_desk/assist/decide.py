@@ -38,8 +38,9 @@ Rules (SPEC §8):
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -297,10 +298,10 @@ def _asked_if_done(reading: Reading, pack: Pack) -> Plan | None:
         p.id for p in reading.proposals
         if p.status == "executed" and p.id != newest.id and p.why.get("intent") == name
     )  # fmt: skip
-    move = WorkflowMove("show", workflow, newest.workflow_id) if newest.workflow_id else None
+    shown = newest.workflow_id if workflow else None
     return Plan(
-        name, rule, workflow=move if workflow else None, situation=waits,
-        recall=(*ran, newest.id), conversation_intent=name,
+        name, rule, workflow=WorkflowMove("show", workflow, shown) if shown else None,
+        situation=waits, recall=(*ran, newest.id), conversation_intent=name,
     )  # fmt: skip
 
 
@@ -384,7 +385,7 @@ def _asked_for(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec]) -> R
     """A go-ahead ("great, do it") after asking whether something may be done ("can I return
     order …?", answered from the knowledge base) read as that request: its intent, its words,
     the conversation's slots. Any other turn as it is."""
-    offered = reports_a_status(pack)
+    offered = functools.partial(reports_a_status, pack=pack)  # asked only of a go-ahead
     if not goes_ahead(reading, pack.acts, offered) or reading.previous_intent not in pack.intents:
         return reading
     intent = pack.intents[reading.previous_intent]
@@ -401,17 +402,12 @@ def _asked_for(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec]) -> R
     )  # fmt: skip
 
 
-def reports_a_status(pack: Pack) -> Callable[[str], bool]:
-    """Whether a turn said how the customer's own record stands, in one of the pack's intents
-    that answer so (its ``status_reports``, or what was done, promised or is under way): the
-    reply offers that intent's action ("I can put in a return for you if you like")."""
-    intents = [spec for spec in pack.intents.values() if spec.status_reports]
-
-    def reported(text: str) -> bool:
-        said = _RECORD_NAMED.sub("", text)
-        return any(_reports_status(said, spec) for spec in intents)
-
-    return reported
+def reports_a_status(text: str, pack: Pack) -> bool:
+    """Did ``text`` say how the customer's own record stands, in one of the pack's intents that
+    answer so (its ``status_reports``, or what was done, promised or is under way)? The reply
+    offered that intent's action ("I can put in a return for you if you like")."""
+    said = _RECORD_NAMED.sub("", text)
+    return any(_reports_status(said, spec) for spec in pack.intents.values() if spec.status_reports)
 
 
 def _acts(intent: IntentSpec, tools: Mapping[str, ToolSpec]) -> bool:

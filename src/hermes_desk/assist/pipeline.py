@@ -12,6 +12,7 @@ loses a race with another worker gets a 409).
 
 from __future__ import annotations
 
+import functools
 import json
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -101,7 +102,7 @@ class Assistant:
         self.pack = pack
         #: the workflow each intent starts (a decline takes back its conversation's)
         self._workflows = {name: spec.workflow for name, spec in pack.intents.items()}
-        self._offered = reports_a_status(pack)
+        self._offered = functools.partial(reports_a_status, pack=pack)
         self.max_cards = max_cards
         #: records of one kind a turn that names several looks up at most ("订单A和B")
         self.max_records = max_records

@@ -13,7 +13,7 @@ against the pack's compliance rules.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Set
 from datetime import date
 from typing import Any, Protocol
 
@@ -66,6 +66,7 @@ class TurnSuggester:
             if pack is not None
             else {}
         )
+        self._slot_names = frozenset(pack.slot_rules) if pack is not None else frozenset()
         self.explain = explain
         self.specs = specs
         self.today = today
@@ -111,6 +112,7 @@ class TurnSuggester:
             workflows=self._workflows,
             explain=self.explain,
             tails=self._tails,
+            slot_names=self._slot_names,
             **self._overdue(acting),
         )
 
@@ -210,6 +212,7 @@ def facts_of(
     workflows: Mapping[str, Any] | None = None,
     explain: Explain | None = None,
     tails: Mapping[str, int] | None = None,
+    slot_names: frozenset[str] = frozenset(),
     overdue: Mapping[str, int] | None = None,
     today: str | None = None,
 ) -> ResponderInput:
@@ -221,6 +224,8 @@ def facts_of(
             of the conversation reads in this turn's).
         tails: slots whose last characters replies may show, and how many (the pack's
             ``tail``: ``phone`` → 4 gives ``{phone_tail}``).
+        slot_names: the pack's slots: a proposal's arguments of these name its record in a
+            reply about it where the turn named none ("好了吗": its order).
         overdue: tools whose record's promised date has passed, and by how many days;
             ``today`` the business's date it was judged on.
     """
@@ -258,7 +263,8 @@ def facts_of(
     recalled = [p for p in reading.proposals if p.id in plan.recall]
     outputs.update({p.tool: p.result for p in recalled if not p.turned_down and not p.pending})
     for proposal in recalled:  # "好了吗" names no order: the write's own ("订单 — 已办理…")
-        shown.update({k: v for k, v in _named_by(proposal).items() if k not in shown})
+        own = _named_by(proposal, slot_names)
+        shown.update({k: v for k, v in own.items() if k not in shown})
     pending = [p for p in acting.proposals if p.pending]
     if plan.situation == "act_confirmation_pending":
         pending = [p for p in reading.proposals if p.pending][-1:]
@@ -317,7 +323,7 @@ def facts_of(
     if pending and situation in _ABOUT_A_PROPOSAL:
         # The reply is about the proposal: it names the record the proposal was made for, not
         # one this turn mentions (a return waiting for order A, re-shown on a turn naming B).
-        shown.update(_named_by(pending[0]))
+        shown.update(_named_by(pending[0], slot_names | set(shown)))
     return ResponderInput(
         intent=plan.answer_intent,
         slots=shown,
@@ -360,13 +366,14 @@ def _asks_about(reading: Reading, pending: list[Proposal]) -> bool:
     return reading.act == "question" or reports(reading.text, reading.intent.status_phrases)
 
 
-def _named_by(proposal: Proposal) -> dict[str, str | int]:
-    """The proposal's own values (scalars, none of its sensitive arguments), over the fields
-    the reply has, and where it has none ("好了吗" names no order: "订单 — 已办理…")."""
+def _named_by(proposal: Proposal, names: Set[str]) -> dict[str, str | int]:
+    """The proposal's own values of ``names`` (the reply's fields, the pack's slots): scalars,
+    none of its sensitive arguments, nor what is no slot (``user_id``, a ticket's summary)."""
     return {
         name: value
         for name, value in proposal.arguments.items()
-        if name not in proposal.sensitive
+        if name in names
+        and name not in proposal.sensitive
         and isinstance(value, str | int)
         and not isinstance(value, bool)
     }
