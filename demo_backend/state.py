@@ -377,7 +377,8 @@ class BackendState:
         self.returns[return_id] = {**record, "received": received, "closed": False}
         if order["status"] in _LEFT_WAREHOUSE:
             order["status"] = "returning"
-        return dict(record)
+        # Whether the refund may be issued now, or waits for the goods to come back.
+        return {**record, "received": received}
 
     def receive_return(self, return_id: str) -> dict[str, Any]:
         """The warehouse got the goods back (an admin action in the demo); idempotent."""

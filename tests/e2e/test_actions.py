@@ -180,14 +180,16 @@ def test_is_it_done_says_what_the_request_came_to(own_backend: Service) -> None:
     assert english["situation"] == "workflow_completed" and "reset" in english["text"], english
     service.close(sid, "u1001")
 
-    sid = service.open_session("u1001")["session_id"]
-    [ret] = service.turn(sid, "u1001", "I want to return 202405181001, it's too small")["proposals"]
-    approve(service, ret, "u1001").raise_for_status()
-    after = service.turn(sid, "u1001", "好了吗")
+    # a paid order not shipped yet: its refund goes forward as soon as the return is open
+    sid = service.open_session("u1003")["session_id"]
+    [ret] = service.turn(sid, "u1003", "I want to return 202405231122 please")["proposals"]
+    approve(service, ret, "u1003").raise_for_status()
+    after = service.turn(sid, "u1003", "好了吗")
     said = after["suggestion"]["text"]
     assert after["suggestion"]["situation"] == "next_step_proposed", after["suggestion"]
-    assert "订单 202405181001 已办理" in said and "下一步" in said, said
+    assert "订单 202405231122 已办理" in said and "下一步" in said, said
     assert [p["tool"] for p in after["proposals"]] == ["issue_refund"]  # the one that waits
+    service.close(sid, "u1003")
 
     sid = service.open_session("u1003")["session_id"]
     [ticket] = service.turn(sid, "u1003", "我要投诉 快递员把包裹扔在门口")["proposals"]
@@ -211,18 +213,47 @@ def test_a_finished_return_promises_the_refund_time_of_each_way_to_pay(
     amount said is the one refunded (the agent approved less than was put forward), and "好了吗"
     names the order ("订单 —" before)."""
     service = own_backend
-    sid = service.open_session("u1001")["session_id"]
-    [ret] = service.turn(sid, "u1001", "我要退货 202405181001 尺码小了")["proposals"]
-    result = approve(service, ret, "u1001").json()["result"]
-    httpx.post(f"{service.backend_url}/_returns/{result['return_id']}/receive").raise_for_status()
-    [refund] = service.turn(sid, "u1001", "好了吗")["proposals"]
+    sid = service.open_session("u1003")["session_id"]
+    [ret] = service.turn(sid, "u1003", "我要退货 202405231122 不想要了")["proposals"]
+    approve(service, ret, "u1003").raise_for_status()
+    [refund] = service.turn(sid, "u1003", "好了吗")["proposals"]
     assert refund["tool"] == "issue_refund" and refund["status"] == "proposed", refund
-    edited = {**refund["arguments"], "user_id": "u1001", "amount": 100.0}
-    assert approve(service, refund, "u1001", arguments=edited).json()["status"] == "executed"
-    done = service.turn(sid, "u1001", "好了吗")["suggestion"]
+    edited = {**refund["arguments"], "user_id": "u1003", "amount": 100.0}
+    assert approve(service, refund, "u1003", arguments=edited).json()["status"] == "executed"
+    done = service.turn(sid, "u1003", "好了吗")["suggestion"]
     assert done["situation"] == "workflow_completed", done
     assert "银行卡 3–7 个工作日" in done["text"] and "RF" in done["text"], done
-    assert "订单 202405181001，退款 100 元" in done["text"], done
+    assert "订单 202405231122，退款 100 元" in done["text"], done
+
+
+@pytest.mark.parametrize(
+    ("order_id", "said"),
+    [("202405181001", ("请把商品寄回", "158 元")), ("202405201234", ("拒收", "428.9 元"))],
+    ids=["delivered", "in_transit"],
+)
+def test_goods_with_the_customer_are_not_refunded_before_they_come_back(
+    own_backend: Service, order_id: str, said: tuple[str, str]
+) -> None:
+    """A return of goods the customer has (or that are on their way) put a refund forward at
+    once; the back office refuses it until the warehouse has the goods, so the agent's
+    approval failed the workflow, "好了吗" promised a refund "as soon as it is confirmed", and
+    then said "没有办成" of a return that was open. Now the return alone is put forward, and
+    the customer is told how the goods go back and when the refund follows."""
+    service = own_backend
+    sid = service.open_session("u1001")["session_id"]
+    [ret] = service.turn(sid, "u1001", f"我要退货 {order_id}")["proposals"]
+    approved = approve(service, ret, "u1001").json()
+    assert approved["status"] == "executed" and approved["result"]["received"] is False, approved
+    after = service.turn(sid, "u1001", "好了吗")
+    text = after["suggestion"]["text"]
+    assert after["suggestion"]["situation"] == "workflow_completed", after["suggestion"]
+    assert after["proposals"] == [] and after["workflow"]["status"] == "completed", after
+    assert all(part in text for part in said) and approved["result"]["return_id"] in text, text
+    assert "等客服确认" not in text and "没有办成" not in text and "退款单号" not in text, text
+    every = proposals(service, sid, "u1001")
+    assert [p["tool"] for p in every] == ["create_return"], every
+    log = httpx.get(f"{service.backend_url}/_log").json()["entries"]
+    assert not [e for e in log if e["endpoint"] == "issue_refund"], log
 
 
 def test_a_reset_the_agent_turned_down_is_not_said_to_have_failed_verification(

@@ -129,6 +129,30 @@ def test_waiting_is_only_allowed_in_a_sequence_phase() -> None:
             ],
             "have 'when': only a 'sequence' phase",
         ),
+        (  # a result of a later step
+            [
+                {
+                    "name": "p",
+                    "steps": [
+                        {"name": "a", "tool": "t", "when": "$steps.b.output.ok"},
+                        {"name": "b", "tool": "t"},
+                    ],
+                }
+            ],
+            r"when '\$steps.b.output.ok' names no earlier step",
+        ),
+        (  # neither a step nor a step's result
+            [
+                {
+                    "name": "p",
+                    "steps": [
+                        {"name": "a", "tool": "t"},
+                        {"name": "b", "tool": "t", "when": "$inputs.ok"},
+                    ],
+                }
+            ],
+            "String should match pattern",
+        ),
     ],
 )
 def test_conditions_name_an_earlier_step_in_a_sequence(phases: Any, words: str) -> None:

@@ -246,6 +246,37 @@ def test_when_follows_the_winner_even_if_both_racers_finished() -> None:
     assert state.steps["by_sms"].status == "skipped"
 
 
+@pytest.mark.parametrize(
+    ("output", "runs"),
+    [({"received": True}, True), ({"received": False}, False), ({}, False),
+     ({"received": "yes"}, False)],
+    ids=["true", "false", "missing", "not_a_boolean"],
+)  # fmt: skip
+def test_when_a_result_says_so_runs_the_step_only_then(output: dict[str, Any], runs: bool) -> None:
+    """A return's refund goes forward only when the return says the goods are back: a result
+    that says false, says nothing or says something else skips the step and the workflow still
+    completes."""
+    definition = workflow(
+        {"name": "action", "steps": [
+            {"name": "open_return", "tool": "r"},
+            {"name": "refund", "tool": "f", "when": "$steps.open_return.output.received"}]},
+    )  # fmt: skip
+    state = new_workflow(
+        definition, workflow_id="wf", inputs={}, tenant="t", user="u", session_id=None,
+        now=0.0, deadline_s=900,
+    )  # fmt: skip
+    state, _ = advance(definition, state, 0.0)
+    state = step_started(state, "open_return", 0.0)
+    state = step_finished(definition, state, "open_return", StepResult("ok", output), 1.0)
+    state, action = advance(definition, state, 2.0)
+    if runs:
+        assert action.steps == ("refund",)  # type: ignore[union-attr]
+    else:
+        assert state.status == "completed", state
+        assert state.steps["refund"].status == "skipped"
+        assert "is not true" in (state.steps["refund"].error or "")
+
+
 async def test_input_arriving_while_the_worker_still_resumes_the_workflow_is_taken(
     make_service: Make, tools: Tools, store: SqliteSnapshotStore
 ) -> None:

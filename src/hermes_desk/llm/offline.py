@@ -27,9 +27,11 @@ that answered (``ok_get_order``: the order found when its shipment was not). Bef
 ``ok_overdue`` when a record's promised date has passed while it is still on its way (the
 tool's ``due``), with ``{days_overdue}``: a past date is never promised again. ``workflow_failed``
 has the status variants too (``workflow_failed_refunded``: a return asked for a refunded order,
-stopped by the workflow's ``expect`` before anything was put forward). A pack's own
-situation has variants the same way (``answer_for_order_get_order``: a knowledge answer about
-an order that was looked up), then falls back to ``ok``.
+stopped by the workflow's ``expect`` before anything was put forward). ``workflow_completed``
+tries them after its own template, which names every write's result: a return whose refund
+was skipped (the goods are still with the customer) is said by ``workflow_completed_delivered``.
+A pack's own situation has variants the same way (``answer_for_order_get_order``: a knowledge
+answer about an order that was looked up), then falls back to ``ok``.
 """
 
 from __future__ import annotations
@@ -390,6 +392,10 @@ class OfflineResponder:
             # why, when a record's status says it; what was found, when a search found nothing
             # after the record (``not_found_get_order``: the order's status, then no article)
             order = (*_status_variants(facts.tool_results, situation), *order)
+        elif situation == "workflow_completed":
+            # the whole outcome first (it names every write's result); when a write was skipped
+            # (a return's refund waits for the goods) what the steps that ran say, by status
+            order = (situation, *_status_variants(facts.tool_results, situation), *order[1:])
         fields = _fields(facts)
         pack = self._candidates(self._pack_templates(facts.intent), order, facts.language)
         pack += [

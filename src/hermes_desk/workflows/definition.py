@@ -49,6 +49,7 @@ __all__ = [
     "iter_references",
     "load_workflow_dir",
     "load_workflow_file",
+    "when_step",
 ]
 
 FAIL = "fail"
@@ -56,6 +57,7 @@ ESCALATE = "escalate"
 PhaseMode = Literal["sequence", "all", "first"]
 _NAME = r"^[a-z][a-z0-9_]*$"
 _REF = re.compile(r"^\$(inputs|steps|workflow)\.([A-Za-z0-9_.]+)$")
+_WHEN = r"^([a-z][a-z0-9_]*|\$steps\.[a-z][a-z0-9_]*\.output\.[A-Za-z0-9_.]+)$"
 
 
 class _Strict(BaseModel):
@@ -89,7 +91,9 @@ class Step(_Strict):
     timeout_s: float | None = Field(None, gt=0)
     retry: RetryPolicy = RetryPolicy()
     on_failure: str | None = None
-    when: str | None = Field(None, pattern=_NAME)
+    #: run only if that earlier step succeeded (a step name), or only if an earlier step's result
+    #: says so (``$steps.<step>.output.<field>``, true); else the step is skipped
+    when: str | None = Field(None, pattern=_WHEN)
     approval: bool = False
     description: str = ""
 
@@ -197,7 +201,7 @@ class WorkflowDefinition(_Strict):
                     f"step '{step.name}': on_failure '{target}' is not 'fail', 'escalate' or a "
                     f"branch ({sorted(self.branches)})"
                 )
-        if step.when is not None and step.when not in known_before:
+        if step.when is not None and when_step(step.when) not in known_before:
             raise ValueError(f"step '{step.name}': when '{step.when}' names no earlier step")
         inputs = set(self.inputs) | self._slots()
         refs = [part.strip() for r in iter_references(step.arguments) for part in r.split("??")]
@@ -237,6 +241,11 @@ class WorkflowDefinition(_Strict):
 
     def tools(self) -> set[str]:
         return {s.tool for _, s in self.all_steps() if s.tool}
+
+
+def when_step(when: str) -> str:
+    """The earlier step a ``when`` names: itself, or the step of a ``$steps.…`` reference."""
+    return when.split(".")[1] if when.startswith("$") else when
 
 
 def iter_references(value: Any) -> Iterator[str]:

@@ -15,7 +15,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from hermes_desk.ids import digest
-from hermes_desk.workflows.definition import ESCALATE, FAIL, Phase, Step, WorkflowDefinition
+from hermes_desk.workflows.definition import (
+    ESCALATE,
+    FAIL,
+    Phase,
+    Step,
+    WorkflowDefinition,
+    when_step,
+)
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -283,9 +290,9 @@ def _phase_verdict(
                 continue
             if record.status in _STEP_FAILED:
                 return step.name
-            if step.when is not None and not _won(state, step.when):
+            if step.when is not None and not _holds(state, step.when):
                 record.status = "skipped"
-                record.error = f"skipped: '{step.when}' did not go through"
+                record.error = _skipped_because(step.when)
                 record.finished_at = now
                 continue
             if step.wait_for and state.inputs.get(step.wait_for) in (None, ""):
@@ -335,6 +342,24 @@ def _phase_verdict(
     if open_steps:
         return RunSteps(phase.name, phase.mode, open_steps)
     return records[-1].name
+
+
+def _holds(state: WorkflowState, when: str) -> bool:
+    """A step's ``when``: an earlier step that won, or an earlier result's field that is true."""
+    if not when.startswith("$"):
+        return _won(state, when)
+    if not _won(state, when_step(when)):
+        return False
+    try:
+        return _lookup(when, state) is True
+    except KeyError:  # the result does not say: not shown to hold
+        return False
+
+
+def _skipped_because(when: str) -> str:
+    if when.startswith("$"):
+        return f"skipped: '{when}' is not true"
+    return f"skipped: '{when}' did not go through"
 
 
 def _won(state: WorkflowState, step: str) -> bool:
