@@ -206,6 +206,22 @@ def test_is_it_done_says_what_the_request_came_to(own_backend: Service) -> None:
     assert "TK" in again["text"] and "—" not in again["text"], again
 
 
+def test_a_new_question_after_a_finished_reset_is_answered_not_the_reset(
+    own_backend: Service,
+) -> None:
+    """ "好的谢谢，另外我那个<order>还要多久到" right after the reset went through said "密码已重置"
+    again and dropped the parcel: both readings leaned to logistics, too unsurely, and the
+    conversation kept the reset."""
+    service = own_backend
+    sid = service.open_session("u1001")["session_id"]
+    approve(service, reset_until_verified(service, sid, "u1001"), "u1001").raise_for_status()
+    asked = service.turn(sid, "u1001", "好的谢谢，另外我那个202405201234还要多久到")
+    said = asked["suggestion"]["text"]
+    assert asked["intent"]["name"] == "logistics" and asked["proposals"] == [], asked["intent"]
+    assert "202405201234" in said and "密码" not in said, said
+    assert [c["tool"] for c in asked["tool_calls"]] == ["get_shipment"], asked["tool_calls"]
+
+
 def test_a_finished_return_promises_the_refund_time_of_each_way_to_pay(
     own_backend: Service,
 ) -> None:

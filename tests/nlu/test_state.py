@@ -216,6 +216,22 @@ def test_another_record_named_is_a_new_request() -> None:
         assert (r.intent, r.unsure) == (expected, unsure), alone
 
 
+def test_both_readings_unsure_of_another_intent_take_it_for_a_new_record() -> None:
+    """ "好的谢谢，另外我那个<order>还要多久到" right after a password reset: the context model
+    and the turn alone both read logistics, each under the threshold; the conversation's reset
+    was kept and its "密码已重置" said again, the order question dropped. With a record the
+    conversation has not named, the turn is the new intent — unsure, so nothing is put forward.
+    Without a new record, or when the readings disagree, the conversation's intent stands."""
+    for text in ("好的谢谢，另外我那个202405201234还要多久到", "谢谢 我那个202405201234还要多久到"):
+        state = DialogueState(threshold=0.5, intent="password_reset")
+        r = state.resolve(text, pred("logistics", 0.46), in_context=pred("logistics", 0.45))
+        assert (r.intent, r.unsure, r.carried) == ("logistics", True, False), text
+    for said, alone in (("那还要多久到", "logistics"), (text, "order_status")):
+        state = DialogueState(threshold=0.5, intent="password_reset")
+        r = state.resolve(said, pred(alone, 0.46), in_context=pred("logistics", 0.45))
+        assert r.intent == "password_reset", (said, alone)
+
+
 def test_a_sure_question_about_another_record_is_read_by_itself() -> None:
     """ "where is order B?" after a return of order A read as the return (0.66 in context) and
     the waiting return was shown again. A question naming a record besides the one the

@@ -34,7 +34,9 @@ more is taken as that intent, but under ``sure_request`` it is ``unsure``: answe
 put forward ("能帮我弄一下吗" after a forgotten password reads as a return at 0.86). And an
 unsure first turn that names such a record is not out of scope when the turn alone and the context
 model agree on an in-scope intent ("my keyboard order … never arrived"): small talk names no
-order.
+order. Later in a conversation, an unsure turn both readings agree is another intent, and that
+names a record the conversation has not, is that intent, ``unsure`` ("好的谢谢，另外我那个<order>
+还要多久到" after a password reset was kept on the reset, and the reset's outcome said again).
 
 These rules were checked by cross-validation on synthetic two- and three-turn conversations
 built from held-out pack examples (a request followed by a topic switch, another request of the
@@ -299,6 +301,17 @@ class DialogueState:
             # no order. The surer reading wins.
             chosen = p.intent if p.confidence >= confidence else in_context.intent
             unsure = max(p.confidence, confidence) < self.threshold
+        elif (
+            previous is not None
+            and p.intent == in_context.intent
+            and p.intent not in (OOS, previous)
+            and self._names_new_record(text)
+        ):
+            # Unsure, but both readings agree on another intent and the turn names a record the
+            # conversation has not ("好的谢谢，另外我那个<order>还要多久到" after a password
+            # reset): a new request, not the reset's — answered, too unsure for a write.
+            chosen = p.intent
+            unsure = True
         elif previous is None or in_context.intent == OOS:
             chosen = OOS  # unsure with nothing to keep, or leaning out of scope
         else:
