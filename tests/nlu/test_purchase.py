@@ -62,6 +62,10 @@ def extract() -> SlotExtractor:
             "the t-shirts shrank after one wash",
         ),
         ("的确太小了", None, None, "的确太小了"),  # 的确 is no label's 的
+        # How the request is asked for is not the reason ("我不要了直接" before).
+        ("那我不要了直接退款吧", None, None, "我不要了"),
+        ("坏了，直接给我退款", None, None, "坏了"),
+        ("太小了还是换一个吧", None, None, "太小了"),
         # The order number, taken by its own extractor, leaves no gap in the reason.
         (
             "my air fryer 202405160123 stopped working after a week",

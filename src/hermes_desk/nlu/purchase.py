@@ -78,7 +78,8 @@ _CLAUSE = re.compile(r"[，,。.！!？?；;\n]+|\s+(?:and|but|so)\s+", re.IGNOR
 _ZH_BOUGHT_HEAD = re.compile(rf"^.*?{_ZH_BUY}(?:了)?的\s*{_ZH_MEASURE}?")
 # Words around the reason that are the request, not the reason.
 _ZH_TRIM_TAIL = re.compile(
-    r"(?:所以|因此|我)?(?:想|要|能|可以|申请|帮我|请)?(?:退货|退款|退掉|退了|退|换货|换一个|换个|换|退换)"
+    r"(?:所以|因此|我)?(?:直接|干脆|就|还是)?(?:给我|帮我)?(?:想|要|能|可以|申请|帮我|请)?"
+    r"(?:退货|退款|退掉|退了|退|换货|换一个|换个|换|退换)"
     r"[\u4e00-\u9fff]{0,8}$"
 )
 _ZH_TRIM_HEAD = re.compile(r"^(?:因为|由于|是因为|就是|但是|可是|而且|结果|发现|那(?=我))")
