@@ -270,6 +270,10 @@ def test_goods_with_the_customer_are_not_refunded_before_they_come_back(
     assert [p["tool"] for p in every] == ["create_return"], every
     log = httpx.get(f"{service.backend_url}/_log").json()["entries"]
     assert not [e for e in log if e["endpoint"] == "issue_refund"], log
+    # Told it is on its way back, the reply says where the return stands — not "send it back".
+    sent = service.turn(sid, "u1001", "我寄回去了")["suggestion"]
+    assert sent["situation"] == "status_reported", sent
+    assert "退货中" in sent["text"] and "请把商品寄回" not in sent["text"], sent
 
 
 def test_a_reset_the_agent_turned_down_is_not_said_to_have_failed_verification(

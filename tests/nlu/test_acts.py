@@ -246,7 +246,12 @@ def test_asking_us_for_something_is_told_from_a_courtesy(text: str, asks: bool) 
         ("换过货了", True),
         ("我已经退了", True),
         ("退款一直在处理中", True),
-        # what is wanted now
+        ("我寄回去了", True),
+        ("我已经把货寄回了", True),
+        # what is wanted now, or asked
+        ("要我把坏的寄回去吗", False),
+        ("寄回去了吗", False),
+        ("怎么寄回", False),
         ("i want to exchange it", False),
         ("please refund me", False),
         ("我要退货", False),

@@ -823,15 +823,17 @@ def _status_report(
     without the record's number, it is asked for. None when the record cannot be looked up
     (no such read tool served): the turn is decided as usual."""
     decided = _decided_workflow(reading)
-    if decided is not None:
+    record = _kb_record(reading, pack, tools, reading.text, user=user)
+    if decided is not None and (record is None or not _went_through(reading, decided[1])):
         return Plan(
             reading.intent.name,
             "a report of how the customer's own request stands, decided earlier: its outcome "
             "is shown, nothing proposed",
             workflow=WorkflowMove("show", decided[0], decided[1]),
         )
+    # A write of it that went through: the record says how it stands now, which the outcome
+    # no longer may ("我寄回去了" after the return was opened was told to send the item back).
     intent = reading.intent
-    record = _kb_record(reading, pack, tools, reading.text, user=user)
     if record is None:
         # the record's own number when the intent needs none to answer ("退了多少钱" asked of
         # the knowledge base: only the order says)
@@ -853,6 +855,13 @@ def _status_report(
         "status said, nothing proposed",
         lookups=(record,),
         if_found="status_reported",
+    )
+
+
+def _went_through(reading: Reading, workflow_id: str) -> bool:
+    """Did an agent approve a write of the workflow, and did it run?"""
+    return any(
+        p.workflow_id == workflow_id and p.status == "executed" for p in reading.proposals
     )
 
 
