@@ -860,9 +860,7 @@ def _status_report(
 
 def _went_through(reading: Reading, workflow_id: str) -> bool:
     """Did an agent approve a write of the workflow, and did it run?"""
-    return any(
-        p.workflow_id == workflow_id and p.status == "executed" for p in reading.proposals
-    )
+    return any(p.workflow_id == workflow_id and p.status == "executed" for p in reading.proposals)
 
 
 def _reports_status(text: str, intent: IntentSpec) -> bool:
