@@ -22,6 +22,7 @@ from hermes_desk.workflows import (
 )
 from hermes_desk.workflows.machine import (
     StepResult,
+    WorkflowState,
     advance,
     new_workflow,
     step_finished,
@@ -222,6 +223,16 @@ async def test_watchdog_adopts_an_orphan_left_by_a_dead_worker(
     assert [c[0] for c in tools.calls] == ["b"]
 
 
+def _begun(definition: WorkflowDefinition) -> WorkflowState:
+    """A new run of ``definition`` at time 0, its first steps under way."""
+    state = new_workflow(
+        definition, workflow_id="wf", inputs={}, tenant="t", user="u", session_id=None,
+        now=0.0, deadline_s=900,
+    )  # fmt: skip
+    state, _ = advance(definition, state, 0.0)
+    return state
+
+
 def test_when_follows_the_winner_even_if_both_racers_finished() -> None:
     """Both challenges may succeed before the race phase closes: only the winner's follow-up
     runs, the other is skipped."""
@@ -231,11 +242,7 @@ def test_when_follows_the_winner_even_if_both_racers_finished() -> None:
         {"name": "check", "steps": [{"name": "by_sms", "tool": "v", "when": "sms"},
                                     {"name": "by_captcha", "tool": "v", "when": "captcha"}]},
     )  # fmt: skip
-    state = new_workflow(
-        definition, workflow_id="wf", inputs={}, tenant="t", user="u", session_id=None,
-        now=0.0, deadline_s=900,
-    )  # fmt: skip
-    state, _ = advance(definition, state, 0.0)
+    state = _begun(definition)
     for name in ("sms", "captcha"):
         state = step_started(state, name, 0.0)
     state = step_finished(definition, state, "captcha", StepResult("ok", {}), 1.0)
@@ -261,11 +268,7 @@ def test_when_a_result_says_so_runs_the_step_only_then(output: dict[str, Any], r
             {"name": "open_return", "tool": "r"},
             {"name": "refund", "tool": "f", "when": "$steps.open_return.output.received"}]},
     )  # fmt: skip
-    state = new_workflow(
-        definition, workflow_id="wf", inputs={}, tenant="t", user="u", session_id=None,
-        now=0.0, deadline_s=900,
-    )  # fmt: skip
-    state, _ = advance(definition, state, 0.0)
+    state = _begun(definition)
     state = step_started(state, "open_return", 0.0)
     state = step_finished(definition, state, "open_return", StepResult("ok", output), 1.0)
     state, action = advance(definition, state, 2.0)
