@@ -206,6 +206,24 @@ def test_is_it_done_says_what_the_request_came_to(own_backend: Service) -> None:
     assert "TK" in again["text"] and "—" not in again["text"], again
 
 
+def test_asked_how_a_return_is_going_the_reply_says_where_it_stands(own_backend: Service) -> None:
+    """ "帮我查一下<order>的退货进度" read as the order's status and said "已签收…如果您没有收到
+    包裹，我马上帮您核实" of an order being returned; so did "…的退货批了没"."""
+    service = own_backend
+    sid = service.open_session("u1001")["session_id"]
+    [ret] = service.turn(sid, "u1001", "我要退货 202405181001")["proposals"]
+    approve(service, ret, "u1001").raise_for_status()
+    service.close(sid, "u1001")
+    for text in ("帮我查一下202405181001的退货进度", "202405181001的退货批了没"):
+        sid = service.open_session("u1001")["session_id"]
+        out = service.turn(sid, "u1001", text)
+        said = out["suggestion"]["text"]
+        assert out["suggestion"]["situation"] == "status_reported", (text, out["suggestion"])
+        assert "退货中" in said and "已签收" not in said, (text, said)
+        assert out["proposals"] == [] and out["workflow"] is None, text
+        service.close(sid, "u1001")
+
+
 def test_a_new_question_after_a_finished_reset_is_answered_not_the_reset(
     own_backend: Service,
 ) -> None:
