@@ -288,6 +288,11 @@ def test_goods_with_the_customer_are_not_refunded_before_they_come_back(
     assert [p["tool"] for p in every] == ["create_return"], every
     log = httpx.get(f"{service.backend_url}/_log").json()["entries"]
     assert not [e for e in log if e["endpoint"] == "issue_refund"], log
+    # Asked when the money comes, the answer is for a return: once the warehouse has the goods
+    # ("once approved, your money goes back … 1–3 working days" before).
+    when = service.turn(sid, "u1001", "when will I get the money")
+    assert [c["tool"] for c in when["tool_calls"]] == ["get_order", "kb_search"], when
+    assert "once the warehouse has checked it" in when["suggestion"]["text"], when["suggestion"]
     # Told it is on its way back, the reply says where the return stands — not "send it back".
     sent = service.turn(sid, "u1001", "我寄回去了")["suggestion"]
     assert sent["situation"] == "status_reported", sent

@@ -533,16 +533,23 @@ def _record_question(
     shipped order found the address article); it chooses the passage of the article found
     ("帮我改一下收货地址" for a shipped order quoted how to change it before shipping). Only a
     record the turn itself names: an order named earlier is not looked up for every policy
-    question after it. None: the intent's own calls."""
+    question after it — unless the question asks when, and a write of this session went
+    through for it (the return just opened: the time depends on it). None: the intent's own
+    calls."""
     elliptical = is_slot_only(reading.text) or only_changes_to(reading.text)
     before = _turn_before(reading) if elliptical else None
+    named: Mapping[str, Any] = reading.found
+    if not named and asks_when(reading.text):
+        # "when will I get the money" right after the agent opened the return: its record,
+        # which says what the time depends on (the goods coming back), not the general times
+        named = _written_for(reading)
     lookups = _kb_lookups(
         reading,
         pack,
         tools,
         before or reading.text,
         user=user,
-        slots=reading.found,
+        slots=named,
         status="about",
     )
     if before is None and len(lookups) == 1:
@@ -553,6 +560,18 @@ def _record_question(
         "base after the record (the intent's kb_record)",
         lookups=lookups,
     )
+
+
+def _written_for(reading: Reading) -> dict[str, Any]:
+    """The conversation's slots that name a record a write of this session ran for (an agent
+    approved it and it went through)."""
+    written = {
+        str(value)
+        for p in reading.proposals
+        if p.status == "executed"
+        for value in p.arguments.values()
+    }
+    return {name: value for name, value in reading.slots.items() if str(value) in written}
 
 
 def _read_lookup(
