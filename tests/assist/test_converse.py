@@ -340,3 +340,20 @@ def test_taking_back_what_an_agent_turned_down_never_says_it_was_never_put_in(
     assert plan.withdraw == () and plan.writes == () and plan.workflow is None
     # With nothing put in at all, it is still told nothing was put in.
     assert _plan(pack, text, []).situation == "nothing_to_withdraw"
+
+
+@pytest.mark.parametrize("text", ["好了吗", "is it done?", "办好了没"])
+def test_asked_if_done_with_nothing_put_in_is_told_so(pack: Pack, text: str) -> None:
+    """ "好了吗" with nothing put forward in the conversation got "好的。请问还有什么可以帮您？"
+    (read as "好"). It is told nothing was put in; after a request, it is the request's
+    outcome (decide), and after only a withdrawn one, a courtesy as before."""
+    plan = conversation_plan(reading(pack, "oos", text), pack.acts, lambda _text: [])
+    assert plan is not None and plan.situation == "nothing_put_in", plan
+    assert plan.lookups == () and plan.writes == () and plan.workflow is None
+    put_in = [_proposal("act_1", "202405181001")]
+    asked = reading(pack, "oos", text, proposals=put_in)
+    assert conversation_plan(asked, pack.acts, lambda _text: []) is None
+    withdrawn = [_proposal("act_1", "202405181001", status="withdrawn")]
+    after = reading(pack, "oos", text, proposals=withdrawn)
+    later = conversation_plan(after, pack.acts, lambda _text: [])
+    assert later is None or later.situation != "nothing_put_in", later

@@ -224,6 +224,21 @@ def test_asked_how_a_return_is_going_the_reply_says_where_it_stands(own_backend:
         service.close(sid, "u1001")
 
 
+def test_is_it_done_with_nothing_put_in_says_so(service: Service) -> None:
+    """ "好了吗" as the first words, or after a parcel's status, got "好的。请问还有什么可以
+    帮您？"."""
+    for first in (None, "202405201234到哪了"):
+        sid = service.open_session("u1001")["session_id"]
+        if first:
+            service.turn(sid, "u1001", first)
+        out = service.turn(sid, "u1001", "好了吗")
+        said = out["suggestion"]["text"]
+        assert out["suggestion"]["situation"] == "nothing_put_in", out["suggestion"]
+        assert "还没有为您提交" in said and not said.startswith("好的"), said
+        assert out["proposals"] == [] and out["tool_calls"] == []
+        service.close(sid, "u1001")
+
+
 def test_a_new_question_after_a_finished_reset_is_answered_not_the_reset(
     own_backend: Service,
 ) -> None:

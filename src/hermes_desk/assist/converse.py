@@ -80,6 +80,19 @@ def conversation_plan(
         return None  # "好了吗" after a request asks whether it is done (decide), not "好"
     waiting = reading.waiting
     waits_for_customer = waiting is not None and _waits_for_customer(waiting.waiting_for)
+    if (
+        not reading.proposals
+        and reading.intent.out_of_scope
+        and not waits_for_customer
+        and asks_if_done(reading.text)
+    ):
+        # "好了吗" with nothing ever put in got "好的。请问还有什么可以帮您？" (read as "好"):
+        # nothing was put in, and what is wanted is asked
+        return Plan(
+            reading.intent.name,
+            "asked whether it is done, with nothing put forward in this session: said so",
+            situation="nothing_put_in",
+        )
     if reading.found:  # an order number, a code…: the turn is about business
         # …but a day alone ("好 我明天打", "ok tomorrow then") is no business of its own
         only_days = all(_is_day(value) for value in reading.found.values())

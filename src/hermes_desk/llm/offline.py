@@ -94,6 +94,8 @@ SITUATIONS: dict[str, tuple[str, ...]] = {
     # A workflow that waited for the customer, taken back by them; or nothing to take back.
     "workflow_withdrawn": (),
     "nothing_to_withdraw": (),
+    # "Is it done?" with nothing put in during the conversation: said so, never "好的".
+    "nothing_put_in": (),
     # Taken back again after it was withdrawn: never put forward anew, never "never put in".
     "already_withdrawn": (),
     # Taken back after an agent turned it down: it was put in, so never "never put in".
@@ -144,6 +146,7 @@ _GENERIC = {
         "withdraw_too_late": "抱歉，这个申请客服已经处理，无法撤回：{proposal}。我请专员跟进。",
         "workflow_withdrawn": "好的，已为您取消，不会继续办理。请问还有什么可以帮您？",
         "nothing_to_withdraw": "好的，不会办理。这次没有为您提交过这项申请，无需撤回。",
+        "nothing_put_in": "这次还没有为您提交过申请。请问需要办理什么？",
         "already_withdrawn": "好的，这项申请已经为您撤回，不会办理。请问还有什么可以帮您？",
         "not_going_ahead": "好的，这项申请不会办理。请问还有什么可以帮您？",
         "turned_down": "抱歉，这项申请没有获得批准，这次不会办理。请问还有什么可以帮您？",
@@ -176,6 +179,7 @@ _GENERIC = {
         "workflow_withdrawn": "All right, I have cancelled it; it will not go on. Anything else?",
         "nothing_to_withdraw": "All right, nothing will be done: no such request was put in,"
         " so there is nothing to withdraw.",
+        "nothing_put_in": "Nothing has been put in for you yet. What would you like done?",
         "already_withdrawn": "All right, that request is already withdrawn; nothing will be done."
         " Is there anything else?",
         "not_going_ahead": "All right, that request will not go ahead; nothing will be done."
