@@ -239,6 +239,25 @@ def test_is_it_done_with_nothing_put_in_says_so(service: Service) -> None:
         service.close(sid, "u1001")
 
 
+def test_a_request_for_two_orders_says_the_second_needs_its_own(service: Service) -> None:
+    """ "I want to return A and B" put A forward and said nothing of B; "and the other one too,
+    B" while A waited was told "I have put in the request for order A", as if B were in."""
+    before = last_seq(service)
+    sid = service.open_session("u1001")["session_id"]
+    first = service.turn(sid, "u1001", "I want to return 202405181001 and 202405201234")
+    said = first["suggestion"]["text"]
+    assert [p["arguments"]["order_id"] for p in first["proposals"]] == ["202405181001"], said
+    assert "Order 202405201234 needs a request of its own" in said, said
+    again = service.turn(sid, "u1001", "and the other one too, 202405201234")
+    assert "Order 202405201234 needs a request of its own" in again["suggestion"]["text"], again
+    assert [p["tool"] for p in proposals(service, sid, "u1001")] == ["create_return"]
+    assert executed_writes(service, before) == []
+    # one order named: nothing more said
+    sid = service.open_session("u1005")["session_id"]
+    alone = service.turn(sid, "u1005", "我要退货，订单202405191888")["suggestion"]["text"]
+    assert "单独办理" not in alone, alone
+
+
 def test_a_new_question_after_a_finished_reset_is_answered_not_the_reset(
     own_backend: Service,
 ) -> None:

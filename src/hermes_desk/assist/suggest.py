@@ -89,6 +89,7 @@ class TurnSuggester:
             text = _then(text, more, self.pack, facts.language)
         if self.pack is not None:
             text = _framed(text, self.pack, reading, situation, facts)
+            text = _one_at_a_time(text, self.pack, reading, acting, situation, facts.language)
             before = _withdrawn_with_the_rest(plan, acting)
             if before is not None:  # "不退了，我要换货": the withdrawal, then the answer
                 text = _said_before(text, self.pack, before, facts)
@@ -154,6 +155,32 @@ def _framed(text: str, pack: Pack, reading: Reading, situation: str, facts: Resp
         if acknowledge:
             text = f"{acknowledge}{'' if language == 'zh' else ' '}{text}"
     return text
+
+
+def _one_at_a_time(
+    text: str, pack: Pack, reading: Reading, acting: Acting, situation: str, language: str
+) -> str:
+    """After a request put forward (or waiting) for one record, the others the turn named for
+    it, said to need a request of their own (``conversation.one_at_a_time``): "I want to return
+    A and B" put A forward and said nothing of B; "and B too" while A waited was told "I have
+    put in the request for order A"."""
+    view = acting.workflow
+    template = _template(pack.conversation.get("one_at_a_time"), language)
+    if view is None or template is None or situation not in ("proposed", "still_proposed"):
+        return text
+    others: list[str] = []
+    for slot, value in view.inputs.items():
+        if not isinstance(value, str) or "*" in value:
+            continue  # a masked value (a phone) is not compared
+        named = reading.listed.get(slot) or (
+            [reading.found[slot]] if isinstance(reading.found.get(slot), str) else []
+        )
+        others += [v for v in named if v != value]
+    if not others:
+        return text
+    said = template.format(others="、".join(dict.fromkeys(others)) if language == "zh"
+                           else ", ".join(dict.fromkeys(others)))  # fmt: skip
+    return f"{text}{'' if language == 'zh' else ' '}{said}"
 
 
 def _then(text: str, more: str, pack: Pack | None, language: str) -> str:
