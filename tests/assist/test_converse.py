@@ -357,3 +357,33 @@ def test_asked_if_done_with_nothing_put_in_is_told_so(pack: Pack, text: str) -> 
     after = reading(pack, "oos", text, proposals=withdrawn)
     later = conversation_plan(after, pack.acts, lambda _text: [])
     assert later is None or later.situation != "nothing_put_in", later
+
+
+@pytest.mark.parametrize(
+    ("template", "said"),
+    [
+        ("订单 {others} 需要单独办理。", "订单 202405201234 需要单独办理。"),
+        # a pack's template naming a field it is not given says it blank, never fails the turn
+        ("订单 {others}（{order_id}）需要单独办理。", "订单 202405201234（）需要单独办理。"),
+    ],
+)
+def test_the_other_orders_a_request_named_are_said_to_need_their_own(
+    pack: Pack, template: str, said: str
+) -> None:
+    from types import SimpleNamespace
+
+    from hermes_desk.assist.suggest import _one_at_a_time
+
+    own = SimpleNamespace(conversation={**pack.conversation, "one_at_a_time": {"zh": template}})
+    acting = SimpleNamespace(workflow=SimpleNamespace(inputs={"order_id": "202405181001"}))
+    turn = reading(
+        pack, "return_exchange", "我要退货 202405181001 和 202405201234",
+        slots={"order_id": "202405181001"},
+        listed={"order_id": ["202405181001", "202405201234"]},
+    )  # fmt: skip
+    text = _one_at_a_time("好的。", own, turn, acting, "proposed", "zh")  # type: ignore[arg-type]
+    assert text == f"好的。{said}"
+    # only one order named, or a reply about nothing put forward: nothing added
+    alone = replace(turn, listed={})
+    assert _one_at_a_time("好的。", own, alone, acting, "proposed", "zh") == "好的。"  # type: ignore[arg-type]
+    assert _one_at_a_time("好的。", own, turn, acting, "ok", "zh") == "好的。"  # type: ignore[arg-type]

@@ -178,8 +178,11 @@ def _one_at_a_time(
         others += [v for v in named if v != value]
     if not others:
         return text
-    said = template.format(others="、".join(dict.fromkeys(others)) if language == "zh"
-                           else ", ".join(dict.fromkeys(others)))  # fmt: skip
+    listed = ("、" if language == "zh" else ", ").join(dict.fromkeys(others))
+    try:  # a pack's template naming another field says it blank, never fails the turn
+        said = template.format_map(defaultdict(str, others=listed))
+    except (AttributeError, IndexError, KeyError, ValueError):
+        said = template
     return f"{text}{'' if language == 'zh' else ' '}{said}"
 
 
