@@ -75,6 +75,25 @@ async def test_status_change_is_compare_and_set(store: Any) -> None:
     assert stored is not None and stored.agent_id == "agent7"
 
 
+async def test_an_amendment_is_a_new_revision_a_decision_on_the_old_one_loses(store: Any) -> None:
+    """The customer's detail amends a waiting proposal; an approval of what was shown before
+    (revision 0) must not run the amended one, nor overwrite it."""
+    await store.add(_proposal("act_1"))
+    shown = await store.get("act_1")
+    assert shown is not None and shown.revision == 0
+    amended = replace(shown, arguments={**shown.arguments, "reason": "尺码太小了"}, revision=1)
+    assert await store.replace(amended, expected="proposed", revision=0)
+    approved_old = replace(shown, status="executing", agent_id="agent7")
+    assert not await store.replace(approved_old, expected="proposed", revision=0)
+    assert not await store.replace(replace(amended, revision=2), expected="proposed", revision=0)
+    stored = await store.get("act_1")
+    assert stored is not None and stored.status == "proposed" and stored.revision == 1
+    assert stored.arguments["reason"] == "尺码太小了"
+    approved = replace(amended, status="executing", agent_id="agent7")
+    assert await store.replace(approved, expected="proposed", revision=1)
+    assert [p.id for p in await store.executing()] == ["act_1"]
+
+
 async def test_concurrent_approvals_have_one_winner(store: Any) -> None:
     await store.add(_proposal("act_1"))
     wins: list[str] = []

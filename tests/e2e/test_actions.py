@@ -239,6 +239,34 @@ def test_is_it_done_with_nothing_put_in_says_so(service: Service) -> None:
         service.close(sid, "u1001")
 
 
+def test_a_reason_given_while_the_return_waits_is_the_one_approved(own_backend: Service) -> None:
+    """ "尺码太小了" after "我要退货 …" was told "订单 尺码太小了 需要单独办理", and the return the
+    agent approved said "客户申请退货". The waiting proposal now takes the reason (a new
+    revision); an approval of the revision shown before is refused and runs nothing."""
+    service = own_backend
+    before = last_seq(service)
+    sid = service.open_session("u1001")["session_id"]
+    [shown] = service.turn(sid, "u1001", "我要退货，订单202405181001")["proposals"]
+    assert shown["arguments"]["reason"].startswith("客户申请退货") and shown["revision"] == 0
+    out = service.turn(sid, "u1001", "尺码太小了")
+    said = out["suggestion"]["text"]
+    assert "原因：尺码太小了" in said and "单独办理" not in said, said
+    [amended] = out["proposals"]
+    assert amended["id"] == shown["id"] and amended["revision"] == 1, amended
+    assert amended["arguments"]["reason"] == "尺码太小了", amended
+    stale = approve(service, shown, "u1001", revision=0)
+    assert stale.status_code == 409 and "changed since" in stale.json()["error"]["message"]
+    assert executed_writes(service, before) == []
+    # a remark afterwards does not overwrite the reason the customer gave
+    assert service.turn(sid, "u1001", "颜色也不喜欢")["slots"]["reason"] == "颜色也不喜欢"
+    [waiting] = proposals(service, sid, "u1001")
+    assert waiting["arguments"]["reason"] == "尺码太小了" and waiting["revision"] == 1, waiting
+    done = approve(service, waiting, "u1001", revision=1).json()
+    assert done["status"] == "executed" and done["result"]["reason"] == "尺码太小了", done
+    [write] = executed_writes(service, before)
+    assert write["endpoint"] == "create_return", write
+
+
 def test_a_request_for_two_orders_says_the_second_needs_its_own(service: Service) -> None:
     """ "I want to return A and B" put A forward and said nothing of B; "and the other one too,
     B" while A waited was told "I have put in the request for order A", as if B were in."""

@@ -56,6 +56,8 @@ class Proposal:
         executed_arguments: the arguments the write ran with (the agent may have edited them).
         result_status, result: what the write came to.
         sensitive: argument names masked when shown.
+        revision: how many times its arguments changed while it waited (the customer gave the
+            reason after the request): a decision names the revision it saw.
     """
 
     id: str
@@ -81,6 +83,7 @@ class Proposal:
     result_status: str | None = None
     result: Any = None
     sensitive: tuple[str, ...] = field(default_factory=tuple)
+    revision: int = 0
 
     @property
     def pending(self) -> bool:
@@ -131,6 +134,7 @@ class Proposal:
             "executed_at": self.executed_at,
             "result_status": self.result_status,
             "result": self.result,
+            "revision": self.revision,
         }
 
 

@@ -15,10 +15,11 @@ from hermes_desk.storage.redis import RedisConnection
 
 __all__ = ["RedisProposalStore"]
 
-# KEYS: proposal hash, pending zset, session zset. ARGV: status, data, id, expires, created, ttl.
+# KEYS: proposal hash, pending zset, session zset. ARGV: status, data, id, expires, created, ttl,
+# revision.
 _ADD = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'status', ARGV[1], 'data', ARGV[2])
+redis.call('HSET', KEYS[1], 'status', ARGV[1], 'data', ARGV[2], 'rev', ARGV[7])
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
 if KEYS[3] ~= '' then
@@ -29,11 +30,13 @@ return 1
 """
 
 # KEYS: proposal hash, pending zset, executing zset. ARGV: expected status, new status, data,
-# id, decided at.
+# id, decided at, expected revision ('' = any), new revision. A hash without 'rev' (stored
+# before revisions were kept) is revision 0.
 _REPLACE = """
 local cur = redis.call('HGET', KEYS[1], 'status')
 if cur ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'status', ARGV[2], 'data', ARGV[3])
+if ARGV[6] ~= '' and (redis.call('HGET', KEYS[1], 'rev') or '0') ~= ARGV[6] then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[2], 'data', ARGV[3], 'rev', ARGV[7])
 if ARGV[2] ~= 'proposed' then redis.call('ZREM', KEYS[2], ARGV[4]) end
 if ARGV[2] == 'executing' then
   redis.call('ZADD', KEYS[3], ARGV[5], ARGV[4])
@@ -89,17 +92,20 @@ class RedisProposalStore:
         session_key = self._session_key(proposal.session_id) if proposal.session_id else ""
         keys = [self._key(proposal.id), self._pending_key, session_key]
         args = [proposal.status, data, proposal.id, repr(proposal.expires_at),
-                repr(proposal.created_at), str(_TTL_S)]  # fmt: skip
+                repr(proposal.created_at), str(_TTL_S), str(proposal.revision)]  # fmt: skip
         return int(await self._call(self._add(keys=keys, args=args))) == 1
 
     async def get(self, proposal_id: str) -> Proposal | None:
         data = await self._call(self._client.hget(self._key(proposal_id), "data"))
         return Proposal.from_dict(json.loads(data)) if data else None
 
-    async def replace(self, proposal: Proposal, *, expected: ProposalStatus) -> bool:
+    async def replace(
+        self, proposal: Proposal, *, expected: ProposalStatus, revision: int | None = None
+    ) -> bool:
         data = json.dumps(proposal.to_dict(), ensure_ascii=False)
         keys = [self._key(proposal.id), self._pending_key, self._executing_key]
-        args = [expected, proposal.status, data, proposal.id, repr(proposal.decided_at or 0.0)]
+        args = [expected, proposal.status, data, proposal.id, repr(proposal.decided_at or 0.0),
+                "" if revision is None else str(revision), str(proposal.revision)]  # fmt: skip
         return int(await self._call(self._replace(keys=keys, args=args))) == 1
 
     async def for_session(self, session_id: str) -> list[Proposal]:

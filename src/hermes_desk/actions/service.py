@@ -8,9 +8,14 @@ A decision is a compare-and-set on the proposal's status, so approving twice —
 workers — executes the write once; the write also carries the proposal id as its idempotency
 key, so a retry after a crash is answered from the backend's record.
 
-Events: ``action.proposed``, ``action.approved``, ``action.rejected``, ``action.expired``,
-``action.withdrawn``, ``action.executed`` (with ``ok`` and the result status), each with the
-agent id when one decided.
+While a proposal waits, a detail the customer gives afterwards (the return's reason) amends its
+arguments; each amendment is a new revision, and an approval naming the revision it saw is
+refused once the proposal changed, so an agent never approves what they did not see.
+
+Events: ``action.proposed``, ``action.amended`` (the arguments changed and the revision),
+``action.approved``, ``action.rejected``, ``action.expired``, ``action.withdrawn``,
+``action.executed`` (with ``ok`` and the result status), each with the agent id when one
+decided.
 """
 
 from __future__ import annotations
@@ -104,8 +109,12 @@ class ActionService:
                         explanation=spec.explanation(dict(arguments), language),
                         language=language,
                         expires_at=now + self.settings.proposal_ttl_s,
+                        revision=existing.revision + 1,
                     )
-                    if await self.store.replace(updated, expected="proposed"):
+                    changed = await self.store.replace(
+                        updated, expected="proposed", revision=existing.revision
+                    )
+                    if changed:
                         self._emit("action.proposed", updated, updated=True)
                         return updated
         proposal = Proposal(
@@ -143,7 +152,9 @@ class ActionService:
         if request is None:
             return None
         topic = _workflow_topic(request)
-        proposal = await self.propose(
+        # One proposal per wait, whichever worker or request gets there first; the one made
+        # already is kept as it is (an amendment the customer gave stays in it).
+        proposal = await self.store.get(f"act_{digest(topic)}") or await self.propose(
             tenant=request.tenant,
             user=request.user,
             session_id=request.session_id,
@@ -154,7 +165,6 @@ class ActionService:
             topic=topic,
             workflow_id=request.workflow_id,
             step=request.step,
-            # One proposal per wait, whichever worker or request gets there first.
             proposal_id=f"act_{digest(topic)}",
         )
         if proposal.status == "executing":
@@ -190,16 +200,26 @@ class ActionService:
         user: str | None,
         agent_id: str,
         arguments: Mapping[str, Any] | None = None,
+        revision: int | None = None,
     ) -> Proposal:
         """Approve (with ``arguments`` edited by the agent, if given) and execute once.
+        ``revision``: the one the agent saw; a proposal amended since is not approved.
 
         Raises:
             NotFoundError: unknown, or another tenant's or customer's.
-            ConflictError: decided already (approved, rejected, expired).
+            ConflictError: decided already (approved, rejected, expired), or amended since
+                ``revision``.
             ValidationError: edited arguments break the tool's schema or change the customer.
         """
         proposal = await self.get(proposal_id, tenant=tenant, user=user)
         _require_pending(proposal)
+        if revision is not None and revision != proposal.revision:
+            raise ConflictError(
+                f"proposal {proposal_id} changed since it was shown (revision {revision}, now "
+                f"{proposal.revision}): look at it again before approving",
+                status=proposal.status,
+                revision=proposal.revision,
+            )
         chosen = dict(proposal.arguments) if arguments is None else dict(arguments)
         if arguments is not None:
             self._check_edit(proposal, chosen)
@@ -211,8 +231,8 @@ class ActionService:
             executed_arguments=chosen,
         )
         # Kept clear until the write ends (masked then): a crash in between leaves what the
-        # restart needs to carry it out.
-        if not await self.store.replace(approved, expected="proposed"):
+        # restart needs to carry it out. Amended meanwhile: not what was approved, not run.
+        if not await self.store.replace(approved, expected="proposed", revision=proposal.revision):
             raise ConflictError(
                 f"proposal {proposal_id} was decided meanwhile", status=await self._status(approved)
             )
@@ -245,7 +265,7 @@ class ActionService:
             decided_at=self.clock.now(),
             reason=reason,
         )
-        if not await self.store.replace(rejected, expected="proposed"):
+        if not await self.store.replace(rejected, expected="proposed", revision=proposal.revision):
             raise ConflictError(
                 f"proposal {proposal_id} was decided meanwhile", status=await self._status(rejected)
             )
@@ -274,6 +294,36 @@ class ActionService:
         self._emit("action.withdrawn", withdrawn, reason=reason)
         await self._tell_workflow(withdrawn, "withdrawn")
         return withdrawn
+
+    async def amend(
+        self, proposal_id: str, changes: Mapping[str, Any], *, tenant: str, user: str
+    ) -> Proposal:
+        """Change arguments of a proposal still waiting for the agent: a detail the customer
+        gave after the request ("尺码太小了" as the return's reason). The agent approves what it
+        says then; an approval naming the revision before is refused.
+
+        Raises:
+            NotFoundError: unknown, or another tenant's or customer's.
+            ConflictError: decided (or amended) meanwhile.
+            ValidationError: the changed arguments break the tool's schema or change the
+                customer.
+        """
+        proposal = await self.get(proposal_id, tenant=tenant, user=user)
+        _require_pending(proposal)
+        arguments = self.masking.for_tenant(tenant).prose({**proposal.arguments, **changes})
+        self._check_edit(proposal, arguments)
+        amended = replace(
+            proposal,
+            arguments=arguments,
+            explanation=self._spec(proposal.tool).explanation(arguments, proposal.language),
+            revision=proposal.revision + 1,
+        )
+        if not await self.store.replace(amended, expected="proposed", revision=proposal.revision):
+            raise ConflictError(
+                f"proposal {proposal_id} was decided meanwhile", status=await self._status(amended)
+            )
+        self._emit("action.amended", amended, changed=sorted(changes), revision=amended.revision)
+        return amended
 
     async def expire_due(self, limit: int = 100) -> int:
         """Expire the pending proposals past their time. Returns how many this call expired."""

@@ -1,6 +1,7 @@
 """Proposals in SQLite (the embedded default): they survive a restart or a kill -9.
 
-A status change is ``UPDATE … WHERE id = ? AND status = ?``: the row count says who won.
+A status change is ``UPDATE … WHERE id = ? AND status = ?`` (and, for a decision or an
+amendment, the revision read): the row count says who won.
 """
 
 from __future__ import annotations
@@ -69,14 +70,23 @@ class SqliteProposalStore:
         )
         return _proposals(rows)[0] if rows else None
 
-    async def replace(self, proposal: Proposal, *, expected: ProposalStatus) -> bool:
+    async def replace(
+        self, proposal: Proposal, *, expected: ProposalStatus, revision: int | None = None
+    ) -> bool:
         data = json.dumps(proposal.to_dict(), ensure_ascii=False)
 
         def update(conn: sqlite3.Connection) -> int:
-            cursor = conn.execute(
-                "UPDATE proposals SET status = ?, data = ? WHERE id = ? AND status = ?",
-                (proposal.status, data, proposal.id, expected),
-            )
+            if revision is None:
+                cursor = conn.execute(
+                    "UPDATE proposals SET status = ?, data = ? WHERE id = ? AND status = ?",
+                    (proposal.status, data, proposal.id, expected),
+                )
+            else:  # a proposal stored before revisions were kept is revision 0
+                cursor = conn.execute(
+                    "UPDATE proposals SET status = ?, data = ? WHERE id = ? AND status = ? "
+                    "AND coalesce(json_extract(data, '$.revision'), 0) = ?",
+                    (proposal.status, data, proposal.id, expected, revision),
+                )
             return cursor.rowcount
 
         return await self._db.run(update) == 1

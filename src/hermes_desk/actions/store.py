@@ -29,8 +29,11 @@ class ProposalStore(Protocol):
 
     async def get(self, proposal_id: str) -> Proposal | None: ...
 
-    async def replace(self, proposal: Proposal, *, expected: ProposalStatus) -> bool:
-        """Write ``proposal`` only if the stored one still has status ``expected``."""
+    async def replace(
+        self, proposal: Proposal, *, expected: ProposalStatus, revision: int | None = None
+    ) -> bool:
+        """Write ``proposal`` only if the stored one still has status ``expected`` (and, when
+        ``revision`` is given, that revision: its arguments were not amended meanwhile)."""
         ...
 
     async def for_session(self, session_id: str) -> list[Proposal]:
@@ -73,10 +76,14 @@ class MemoryProposalStore:
         data = self._items.get(proposal_id)
         return Proposal.from_dict(dict(data)) if data is not None else None
 
-    async def replace(self, proposal: Proposal, *, expected: ProposalStatus) -> bool:
+    async def replace(
+        self, proposal: Proposal, *, expected: ProposalStatus, revision: int | None = None
+    ) -> bool:
         async with self._lock:
             current = self._items.get(proposal.id)
             if current is None or current["status"] != expected:
+                return False
+            if revision is not None and current.get("revision", 0) != revision:
                 return False
             self._items[proposal.id] = proposal.to_dict()
             return True

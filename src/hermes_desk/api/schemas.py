@@ -7,9 +7,9 @@ results, slot values, JSON Schemas of tools) are typed as any JSON value.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 __all__ = [
     "AGENT_ID_PATTERN",
@@ -85,6 +85,15 @@ class ErrorBody(BaseModel):
 # -- request bodies ------------------------------------------------------------------------------
 
 
+def _whole(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+#: A count as JSON Schema's non-negative integer: 3 or 3.0 (a client's JSON number), not "3"
+#: or 3.5 (the bodies are strict).
+JsonCount = Annotated[int, Field(ge=0), BeforeValidator(_whole)]
+
+
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -114,6 +123,10 @@ class ApproveProposal(_Body):
     arguments: dict[str, Any] | None = Field(
         None,
         description="edited arguments, checked against the tool's schema (default: as proposed)",
+    )
+    revision: JsonCount | None = Field(
+        None,
+        description="the revision the agent saw: refused (409) if the proposal changed since",
     )
 
 
@@ -266,6 +279,12 @@ class ProposalOut(BaseModel):
     executed_at: float | None
     result_status: str | None
     result: JsonValue
+    revision: int = Field(
+        0,
+        ge=0,
+        description="how many times its arguments changed while it waited (a detail the "
+        "customer gave afterwards); an approval may name the revision it saw",
+    )
 
 
 class ProposalList(BaseModel):

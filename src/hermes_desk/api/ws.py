@@ -8,7 +8,7 @@ key is never accepted in the URL, where logs and proxies would keep it.
 Client → server, one JSON object per text message::
 
     {"type": "segment", "speaker": "customer" | "agent", "text": "...", "final": true | false}
-    {"type": "approve", "proposal_id", "agent_id", "arguments"?}            run a proposed write
+    {"type": "approve", "proposal_id", "agent_id", "arguments"?, "revision"?} run a proposed write
     {"type": "reject", "proposal_id", "agent_id", "reason"}                 refuse it
     {"type": "ping"}
 
@@ -64,7 +64,7 @@ from pydantic import ValidationError as PydanticValidationError
 from starlette.websockets import WebSocketDisconnect
 
 from hermes_desk.api.payload import PayloadError, parse_json
-from hermes_desk.api.schemas import USER_ID_PATTERN
+from hermes_desk.api.schemas import USER_ID_PATTERN, JsonCount
 from hermes_desk.api.security import resolve_tenant
 from hermes_desk.api.tickets import TicketBook
 from hermes_desk.assist import check_text
@@ -118,6 +118,7 @@ class _Approve(BaseModel):
     proposal_id: str = Field(min_length=1, max_length=200)
     agent_id: str = Field(pattern=USER_ID_PATTERN)
     arguments: dict[str, Any] | None = None
+    revision: JsonCount | None = None
 
 
 class _Reject(BaseModel):
@@ -524,6 +525,7 @@ async def _decide(
                 user=user,
                 agent_id=message.agent_id,
                 arguments=message.arguments,
+                revision=message.revision,
             )
         else:
             proposal = await runtime.actions.reject(

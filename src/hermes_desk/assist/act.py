@@ -12,7 +12,7 @@ from typing import Any
 
 from hermes_desk.actions import ActionService, Proposal
 from hermes_desk.assist.records import Acting, Lookup, Plan, Reading
-from hermes_desk.errors import ConflictError
+from hermes_desk.errors import ConflictError, ValidationError
 from hermes_desk.sessions import Session
 from hermes_desk.tools import CallContext, ToolExecutor, ToolResult, ToolStatus
 from hermes_desk.workflows import WorkflowService, WorkflowView
@@ -76,6 +76,8 @@ class TurnActor:
         if plan.withdraw_workflow is not None:
             view, ended = await self._withdraw_workflow(plan.withdraw_workflow, session)
             return Acting(results, view, proposals, withdrawals, workflow_withdrawn=ended)
+        if plan.amend is not None:
+            await self._amend(*plan.amend, session)
         view = await self._move_workflow(plan, session)
         view = view or await self._ended_by(withdrawals, session)
         # A workflow's write is its intent's, whatever the turn that moved it read as ("好了吗"
@@ -120,6 +122,14 @@ class TurnActor:
             )  # fmt: skip
         except ConflictError:
             return await self.actions.get(proposal_id, tenant=session.tenant, user=session.user)
+
+    async def _amend(self, proposal_id: str, changes: dict[str, Any], session: Session) -> None:
+        """Give a waiting proposal the detail the customer added; one an agent decided first
+        (or a value its tool refuses) stays as it was, and the reply shows it as it stands."""
+        try:
+            await self.actions.amend(proposal_id, changes, tenant=session.tenant, user=session.user)
+        except (ConflictError, ValidationError):
+            return
 
     async def _move_workflow(self, plan: Plan, session: Session) -> WorkflowView | None:
         move = plan.workflow

@@ -716,6 +716,15 @@ def _continue_waiting(
                 "knowledge base",
                 lookups=(_kb_search(reading, pack, tools, reading.text, user=user),),
             )
+        amend = _amendment(reading, pack, waiting)
+        if amend is not None:
+            return Plan(
+                owner,
+                "a detail of the write given while it waits for the agent (its reason): the "
+                "waiting proposal takes it; the agent approves what it says",
+                workflow=_show(waiting),
+                amend=amend,
+            )
         return Plan(owner, "the workflow waits for the agent's approval", workflow=_show(waiting))
     value = reading.found.get(slot)
     if value is None:
@@ -735,6 +744,41 @@ def _continue_waiting(
     if reading.intent.out_of_scope:
         return Plan(owner, "the workflow still waits for the customer", workflow=_show(waiting))
     return None  # something else asked meanwhile: answered as usual
+
+
+#: A step argument that is one workflow input as is (``$inputs.reason``).
+_INPUT_AS_IS = re.compile(r"\$inputs\.([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _amendment(
+    reading: Reading, pack: Pack, waiting: WorkflowView
+) -> tuple[str, dict[str, Any]] | None:
+    """The waiting proposal's id and the arguments this turn gives it: a detail the customer
+    had not given when it was put forward ("尺码太小了" after "我要退货 …": the return's reason
+    was the default "客户申请退货"). Only an input the workflow runs with its default, passed
+    as is to the write; never a record's id (a listed slot: another order needs a request of its
+    own) and never one the customer already gave (a remark in passing does not overwrite it)."""
+    proposal = next(
+        (p for p in reversed(reading.proposals) if p.pending and p.workflow_id == waiting.id),
+        None,
+    )
+    definition = pack.workflows.get(waiting.name)
+    if proposal is None or proposal.step is None or definition is None:
+        return None
+    changes: dict[str, Any] = {}
+    for argument, template in definition.step(proposal.step).arguments.items():
+        passed = _INPUT_AS_IS.fullmatch(template) if isinstance(template, str) else None
+        name = passed.group(1) if passed else ""
+        spec = definition.inputs.get(name)
+        if spec is None or waiting.inputs.get(name, spec.default) != spec.default:
+            continue
+        rule = pack.slot_rules.get(name)
+        value = reading.found.get(name)
+        if value is None or (rule is not None and rule.listed):
+            continue
+        if proposal.arguments.get(argument) == spec.default != value:  # not amended before
+            changes[argument] = value
+    return (proposal.id, changes) if changes else None
 
 
 def _about_the_waiting(reading: Reading, owner: str, waiting: WorkflowView) -> bool:

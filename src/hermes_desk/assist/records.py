@@ -128,6 +128,9 @@ class Plan:
     withdraw: tuple[str, ...] = ()
     #: The workflow waiting for the customer that they took back ("不用重置了"): it ends.
     withdraw_workflow: str | None = None
+    #: A waiting proposal (its id) and the arguments the turn gives it ("尺码太小了": the
+    #: return's reason), amended unless an agent decided it first.
+    amend: tuple[str, dict[str, Any]] | None = None
     #: The turn says more than the withdrawal ("不退了，我要换货"): the plan for the rest, with
     #: the withdrawal (:func:`hermes_desk.assist.converse.with_the_rest`).
     answers_rest: bool = False

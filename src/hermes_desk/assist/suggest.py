@@ -170,6 +170,9 @@ def _one_at_a_time(
         return text
     others: list[str] = []
     for slot, value in view.inputs.items():
+        rule = pack.slot_rules.get(slot)
+        if rule is None or not rule.listed:
+            continue  # only a record's id (a listed slot) names another record; a reason does not
         if not isinstance(value, str) or "*" in value:
             continue  # a masked value (a phone) is not compared
         named = reading.listed.get(slot) or (

@@ -476,7 +476,9 @@
   }
 
   function approve(proposal, edited) {
-    decide("approve", proposal, edited ? { arguments: edited } : {});
+    // The revision shown: a proposal the customer's words changed since is refused, not run.
+    const seen = { revision: proposal.revision || 0 };
+    decide("approve", proposal, edited ? { arguments: edited, ...seen } : seen);
   }
 
   function edit(proposal, item) {

@@ -59,13 +59,15 @@ async def approve_proposal(
     proposal_id: str, body: ApproveProposal, runtime: RuntimeDep, tenant: TenantDep
 ) -> dict[str, Any]:
     """Approve (optionally with edited arguments, checked against the tool's schema) and run
-    the write once; answers the proposal with its outcome (``executed`` or ``failed``)."""
+    the write once; answers the proposal with its outcome (``executed`` or ``failed``). With
+    ``revision``, refused (409) when the proposal changed since that revision was shown."""
     proposal = await runtime.actions.approve(
         proposal_id,
         tenant=tenant,
         user=body.user_id,
         agent_id=body.agent_id,
         arguments=body.arguments,
+        revision=body.revision,
     )
     return proposal.view()
 

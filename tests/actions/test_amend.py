@@ -1,0 +1,113 @@
+"""A detail the customer gives while a write waits amends the proposal; the agent approves only
+what they saw (its revision), and nothing else about the proposal can be changed that way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hermes_desk.actions import ActionService, MemoryProposalStore, Proposal
+from hermes_desk.clock import SystemClock
+from hermes_desk.config import ActionSettings
+from hermes_desk.errors import ConflictError, ValidationError
+from hermes_desk.events import MemorySink
+from hermes_desk.tools.binding import PythonBinding
+from hermes_desk.tools.executor import ToolExecutor
+from hermes_desk.tools.registry import ToolRegistry
+from hermes_desk.tools.spec import BindingSpec, ToolSpec
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def written() -> list[dict[str, Any]]:
+    return []
+
+
+@pytest.fixture
+def service(written: list[dict[str, Any]]) -> ActionService:
+    async def create_return(order_id: str, reason: str, user_id: str) -> dict[str, Any]:
+        written.append({"order_id": order_id, "reason": reason, "user_id": user_id})
+        return {"return_id": f"RT{len(written)}", "reason": reason}
+
+    spec = ToolSpec(
+        name="create_return",
+        description="open a return",
+        parameters={
+            "type": "object",
+            "properties": {
+                "order_id": {"type": "string", "pattern": "^[0-9]{12}$"},
+                "reason": {"type": "string", "minLength": 1, "maxLength": 20},
+                "user_id": {"type": "string", "minLength": 1},
+            },
+            "required": ["order_id", "reason", "user_id"],
+        },
+        binding=BindingSpec(kind="python"),
+        effect="write",
+        explain={"zh": "为订单 {order_id} 创建退货单（原因：{reason}）", "en": "return {order_id}"},
+    )
+    registry = ToolRegistry()
+    registry.add(spec, PythonBinding(create_return))
+    return ActionService(
+        store=MemoryProposalStore(),
+        tools=ToolExecutor(registry, events=MemorySink(maxlen=100)),
+        workflows=None,
+        settings=ActionSettings(),
+        clock=SystemClock(),
+        events=MemorySink(maxlen=100),
+    )
+
+
+async def _proposed(service: ActionService) -> Proposal:
+    return await service.propose(
+        tenant="default", user="u1001", session_id="ses_1", tool="create_return",
+        arguments={"order_id": "202405181001", "reason": "客户申请退货", "user_id": "u1001"},
+        why={"intent": "return_exchange", "rule": "test"}, language="zh",
+    )  # fmt: skip
+
+
+async def test_the_amended_proposal_is_what_runs(
+    service: ActionService, written: list[dict[str, Any]]
+) -> None:
+    shown = await _proposed(service)
+    amended = await service.amend(
+        shown.id, {"reason": "尺码太小了"}, tenant="default", user="u1001"
+    )
+    assert amended.revision == 1 and amended.arguments["reason"] == "尺码太小了"
+    assert "原因：尺码太小了" in amended.explanation
+    assert isinstance(service.events, MemorySink)
+    [event] = service.events.events(name="action.amended")
+    assert event.data["changed"] == ["reason"] and event.data["revision"] == 1
+    with pytest.raises(ConflictError, match="changed since it was shown"):
+        await service.approve(shown.id, tenant="default", user="u1001", agent_id="a1", revision=0)
+    assert written == [], "what the agent saw is not what would run: nothing runs"
+    done = await service.approve(
+        shown.id, tenant="default", user="u1001", agent_id="a1", revision=1
+    )
+    assert done.status == "executed"
+    assert written == [{"order_id": "202405181001", "reason": "尺码太小了", "user_id": "u1001"}]
+
+
+async def test_an_amendment_never_changes_the_customer_nor_breaks_the_schema(
+    service: ActionService,
+) -> None:
+    shown = await _proposed(service)
+    with pytest.raises(ValidationError, match="names the customer"):
+        await service.amend(shown.id, {"user_id": "u1002"}, tenant="default", user="u1001")
+    with pytest.raises(ValidationError, match="do not fit the tool"):
+        await service.amend(shown.id, {"reason": "太" * 21}, tenant="default", user="u1001")
+    stored = await service.get(shown.id, tenant="default", user="u1001")
+    assert stored.revision == 0 and stored.arguments == shown.arguments
+
+
+async def test_a_decided_proposal_is_not_amended(service: ActionService) -> None:
+    shown = await _proposed(service)
+    await service.reject(shown.id, tenant="default", user="u1001", agent_id="a1", reason="no")
+    with pytest.raises(ConflictError, match="rejected already"):
+        await service.amend(shown.id, {"reason": "尺码太小了"}, tenant="default", user="u1001")
