@@ -724,7 +724,10 @@ def test_a_request_no_tool_carries_out_is_answered_from_the_knowledge_base(
 @pytest.mark.parametrize(
     ("intent", "text"),
     [("order_status", "the item in 202405181001 is not what I ordered"),
-     ("logistics", "202405181001 少发了一件"), ("order_status", "you sent me the wrong item")],
+     ("logistics", "202405181001 少发了一件"), ("order_status", "you sent me the wrong item"),
+     # damage read as the order's intent: "has been delivered. If it has not reached you…"
+     ("order_status", "my order 202405191888 arrived broken and I am angry"),
+     ("order_status", "订单202405191888的杯子碎了")],
 )  # fmt: skip
 def test_a_wrong_or_missing_item_is_answered_from_the_kb_not_with_the_status(
     pack: Pack, tools: dict[str, ToolSpec], intent: str, text: str

@@ -182,6 +182,18 @@ def test_paid_yet_shown_unpaid_gets_the_payment_article_not_the_status_again(
     assert out["proposals"] == [] and out["workflow"] is None
 
 
+def test_whether_a_named_order_can_be_returned_is_answered_by_the_policy(service: Service) -> None:
+    """ "我的订单202405181001可以退货吗" read as the order's status and got "已签收（中通快递）。如果
+    您没有收到包裹，我马上帮您核实" — the question went unanswered."""
+    sid = service.open_session("u1001")["session_id"]
+    out = service.turn(sid, "u1001", "我的订单202405181001可以退货吗")
+    said = out["suggestion"]["text"]
+    assert out["knowledge"][0]["article_id"] == "return-policy", out["knowledge"]
+    assert "七天无理由退货" in said and "已签收" in said and "没有收到" not in said, said
+    assert out["proposals"] == [] and out["workflow"] is None
+    service.close(sid, "u1001")
+
+
 def test_asked_to_chase_a_late_parcel_puts_no_return_forward(service: Service) -> None:
     """ "能帮我催一下吗" after a late parcel was read as a return by the turn alone (0.95) and a
     return was put forward: it asks of the parcel's conversation what no tool does."""

@@ -66,6 +66,12 @@ def extract() -> SlotExtractor:
         ("那我不要了直接退款吧", None, None, "我不要了"),
         ("坏了，直接给我退款", None, None, "坏了"),
         ("太小了还是换一个吧", None, None, "太小了"),
+        # When it came is not what was bought ("时候碎了", product "时候碎" before); the order's
+        # label left by its number is not the reason ("订单 坏了" before).
+        ("订单202405191888收到的时候碎了", None, None, "收到的时候碎了"),
+        ("订单202405181001坏了，我要退货", None, None, "坏了"),
+        ("昨天收到的杯子碎了", "杯子", "2024-05-31", "杯子碎了"),
+        ("买的花瓶裂了", "花瓶", None, "花瓶裂了"),
         # The order number, taken by its own extractor, leaves no gap in the reason.
         (
             "my air fryer 202405160123 stopped working after a week",

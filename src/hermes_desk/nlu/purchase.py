@@ -22,11 +22,13 @@ _ZH_MEASURE = (
     r"|一个|一件|一台|一双|一条|一套|一部|一本|一瓶|一盒|一款|个|件|台|双|条|套|部|款)"
 )
 _ZH_STOP = (
-    r"(?=想|要|能|可|怎|坏|有|太|不|出|质|尺|还|已|没|漏|破|是|很|特|发|用|穿|和|跟|给"
+    r"(?=想|要|能|可|怎|坏|有|太|不|出|质|尺|还|已|没|漏|破|碎|裂|是|很|特|发|用|穿|和|跟|给"
     r"|，|,|。|！|!|？|\?|\s|$)"
 )
+# "收到的时候碎了": when it came, not what was bought.
+_ZH_BOUGHT = rf"{_ZH_BUY}(?:了)?的(?!时候)"
 _ZH_PRODUCT = re.compile(
-    rf"{_ZH_BUY}(?:了)?的\s*{_ZH_MEASURE}?\s*(?P<p>[\u4e00-\u9fffA-Za-z0-9]{{1,12}}?){_ZH_STOP}"
+    rf"{_ZH_BOUGHT}\s*{_ZH_MEASURE}?\s*(?P<p>[\u4e00-\u9fffA-Za-z0-9]{{1,12}}?){_ZH_STOP}"
 )
 # 退款 is a refund, not 退 + the measure word 款 ("退款吧" named no product 吧).
 _ZH_RETURN_PRODUCT = re.compile(
@@ -60,7 +62,7 @@ _ZH_BUY_AFTER = re.compile(rf"^\s*(?:才|刚|就|时|的时候)?\s*{_ZH_BUY}")
 _EN_BUY = re.compile(r"\b(?:bought|ordered|purchased|got|placed)\b", re.IGNORECASE)
 
 _REASON_CUES = re.compile(
-    r"太(?:大|小|长|短|紧|松|肥|瘦|薄|厚|重|贵)|有点(?:大|小|长|短|紧|松|肥|瘦)|偏(?:大|小|紧)|尺码|尺寸|不合(?:适|身|脚)|质量|坏了|坏的|破了|破损|碎了|漏水|漏气"
+    r"太(?:大|小|长|短|紧|松|肥|瘦|薄|厚|重|贵)|有点(?:大|小|长|短|紧|松|肥|瘦)|偏(?:大|小|紧)|尺码|尺寸|不合(?:适|身|脚)|质量|坏了|坏的|破了|破损|碎了|裂了|裂开|摔坏|压坏|漏水|漏气"
     r"|不亮|没反应|开不了机|用不了|不能用|不好用|发错|错发|少发|漏发|拍错|买错|不喜欢|色差|与描述不符|和描述不符"
     r"|不一样|有问题|故障|划痕|异味|过敏|不想要|不需要|不要了|过期|瑕疵|掉色|起球|开线|杂音|噪音|没声音|不响"
     r"|(?:too|a\s+bit|slightly)\s+(?:big|small|large|tight|loose|long|short|heavy|thin|thick|narrow|wide|loud|dark)"
@@ -75,7 +77,7 @@ _REASON_CUES = re.compile(
 _SIZE_WANTED = re.compile(r"[大小]一[码号]|(?:bigger|smaller|larger)\s+size", re.IGNORECASE)
 _CLAUSE = re.compile(r"[，,。.！!？?；;\n]+|\s+(?:and|but|so)\s+", re.IGNORECASE)
 # A purchase said before the reason ("上周买的那件外套太大了", "I bought a hoodie"): not the reason.
-_ZH_BOUGHT_HEAD = re.compile(rf"^.*?{_ZH_BUY}(?:了)?的\s*{_ZH_MEASURE}?")
+_ZH_BOUGHT_HEAD = re.compile(rf"^.*?{_ZH_BOUGHT}\s*{_ZH_MEASURE}?")
 # Words around the reason that are the request, not the reason.
 _ZH_TRIM_TAIL = re.compile(
     r"(?:所以|因此|我)?(?:直接|干脆|就|还是)?(?:给我|帮我)?(?:想|要|能|可以|申请|帮我|请)?"
@@ -183,7 +185,7 @@ def find_reason(text: str) -> str | None:
         # "订单…的衣服有点小" (its number there, or blanked out by its extractor): the thing,
         # not the label
         reason = re.sub(
-            r"^(?:(?:订单号?|order)\s*\d{6,}|订单号?\s+(?=的))\s*(?:的(?=\S))?",
+            r"^(?:(?:订单号?|order)\s*\d{6,}|订单号?\s+)\s*(?:的(?=\S))?",
             "",
             reason,
             flags=re.IGNORECASE,
