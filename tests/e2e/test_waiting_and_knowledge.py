@@ -183,8 +183,8 @@ def test_paid_yet_shown_unpaid_gets_the_payment_article_not_the_status_again(
 
 
 def test_whether_a_named_order_can_be_returned_is_answered_by_the_policy(service: Service) -> None:
-    """ "我的订单202405181001可以退货吗" read as the order's status and got "已签收（中通快递）。如果
-    您没有收到包裹，我马上帮您核实" — the question went unanswered."""
+    """ "我的订单202405181001可以退货吗" read as the order's status and got "已签收（中通
+    快递）。如果您没有收到包裹，我马上帮您核实" — the question went unanswered."""
     sid = service.open_session("u1001")["session_id"]
     out = service.turn(sid, "u1001", "我的订单202405181001可以退货吗")
     said = out["suggestion"]["text"]
