@@ -72,6 +72,9 @@ def extract() -> SlotExtractor:
         ("订单202405181001坏了，我要退货", None, None, "坏了"),
         ("昨天收到的杯子碎了", "杯子", "2024-05-31", "杯子碎了"),
         ("买的花瓶裂了", "花瓶", None, "花瓶裂了"),
+        ("买大了", None, None, "买大了"),
+        ("颜色不对，想退", None, None, "颜色不对"),
+        ("actually also the colour is wrong", None, None, "actually also the colour is wrong"),
         # The order number, taken by its own extractor, leaves no gap in the reason.
         (
             "my air fryer 202405160123 stopped working after a week",

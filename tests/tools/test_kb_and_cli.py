@@ -134,6 +134,49 @@ async def test_the_records_state_chooses_the_passage_not_the_article(tmp_path: P
         kb.close()
 
 
+@pytest.mark.anyio
+async def test_the_records_state_ranks_but_never_makes_an_answer_alone(tmp_path: Path) -> None:
+    """``state``: "能退款吗" of a shipped order found the address article by its "显示已发货"
+    alone — not one word of the question is in it."""
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    articles = {
+        "address": "# 修改收货地址\n\n订单已经发货、显示已发货的，收货地址无法修改。\n",
+        "refund": "# 退款\n\n申请退款后，款项原路退回，一般三个工作日内到账，具体到账时间以银行为准，"
+        "节假日顺延。\n",
+        "cancel": "# 取消订单\n\n未付款的订单可以直接取消。已发货的订单不能取消，可以拒收。\n",
+        # articles without the state's words, so that they count for something
+        **{
+            f"points{i}": f"# 积分{i}\n\n会员积分第{i}条说明，积分可以兑换优惠券。\n"
+            for i in range(8)
+        },
+    }
+    for name, text in articles.items():
+        (folder / f"{name}.md").write_text(text, encoding="utf-8")
+    specs = [s for s in load_tool_specs(PACK / "tools.yaml") if s.name == "kb_search"]
+    kb = KnowledgeBase.from_dir(folder)
+    executor = ToolExecutor(build_registry(specs, kb=kb))
+
+    async def search(query: str, state: str) -> list[str]:
+        result = await executor.execute(
+            {"name": "kb_search", "arguments": {"query": query, "state": state}},
+            request_id="ses_kb",
+            allowed_tools=["kb_search"],
+        )
+        assert result.ok, result
+        return [hit["id"] for hit in result.result["results"]]
+
+    try:
+        assert kb.search("能退款吗 已发货", 3)[0].id == "address"  # the state joined the query
+        assert await search("能退款吗", "已发货") == ["refund"]
+        # the state still ranks and picks the passage: what a shipped order can do
+        [hit] = kb.search("能取消吗", 3, state="已发货")
+        assert hit.id == "cancel" and hit.passage == "已发货的订单不能取消，可以拒收。", hit
+        assert await search("能快一点吗", "已发货") == []  # only the state matches: no answer
+    finally:
+        kb.close()
+
+
 def test_between_sentences_as_good_the_records_state_picks_one() -> None:
     """ "能改地址吗" for a shipped order, its state's terms joined, shares as many terms with
     "发货前…修改地址" as with "已发货的…地址无法再改": the state breaks the tie, not the order."""

@@ -153,8 +153,9 @@ class TurnActor:
 
 
 def _with_status(lookup: Lookup, results: dict[str, ToolResult], language: str) -> dict[str, Any]:
-    """The look-up's arguments, its ``query`` followed by the status of the record looked up
-    before it (``status_of``), or that status as its ``about`` (``status_in``): its
+    """The look-up's arguments with the status of the record looked up before it
+    (``status_of``) as the search's ``state`` (it joins the ranking, yet an article only it
+    matches is no answer), or as its ``about`` (``status_in``: it only picks the passage): its
     ``status_text`` for a Chinese turn when it has one, else its ``status`` — words in the
     turn's language, so the passage quoted is in it too."""
     found = results.get(lookup.status_of) if lookup.status_of else None
@@ -168,4 +169,4 @@ def _with_status(lookup: Lookup, results: dict[str, ToolResult], language: str) 
     words = words.replace("_", " ")
     if lookup.status_in == "about":
         return {**lookup.arguments, "about": words}
-    return {**lookup.arguments, "query": f"{lookup.arguments['query']} {words}"}
+    return {**lookup.arguments, "state": words}

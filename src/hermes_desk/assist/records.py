@@ -78,8 +78,9 @@ class Lookup:
     instead: Lookup | None = None
     #: a look-up made before this one whose record's status joins this one's ``query``
     status_of: str | None = None
-    #: where that status goes: the ``query`` (it finds the article), or ``about`` (it only
-    #: chooses the passage of the article the question finds)
+    #: where that status goes: the ``query`` (it joins the ranking as the search's ``state``;
+    #: an article only it matches is no answer), or ``about`` (it only chooses the passage of
+    #: the article the question finds)
     status_in: Literal["query", "about"] = "query"
 
 

@@ -22,7 +22,7 @@ _ZH_MEASURE = (
     r"|一个|一件|一台|一双|一条|一套|一部|一本|一瓶|一盒|一款|个|件|台|双|条|套|部|款)"
 )
 _ZH_STOP = (
-    r"(?=想|要|能|可|怎|坏|有|太|不|出|质|尺|还|已|没|漏|破|碎|裂|是|很|特|发|用|穿|和|跟|给"
+    r"(?=想|要|能|可|怎|坏|有|太|不|出|质|尺|还|已|没|漏|破|碎|裂|开(?:线|裂|胶)|是|很|特|发|用|穿|和|跟|给"
     r"|，|,|。|！|!|？|\?|\s|$)"
 )
 # "收到的时候碎了": when it came, not what was bought.
@@ -63,11 +63,13 @@ _EN_BUY = re.compile(r"\b(?:bought|ordered|purchased|got|placed)\b", re.IGNORECA
 
 _REASON_CUES = re.compile(
     r"太(?:大|小|长|短|紧|松|肥|瘦|薄|厚|重|贵)|有点(?:大|小|长|短|紧|松|肥|瘦)|偏(?:大|小|紧)|尺码|尺寸|不合(?:适|身|脚)|质量|坏了|坏的|破了|破损|碎了|裂了|裂开|摔坏|压坏|漏水|漏气"
-    r"|不亮|没反应|开不了机|用不了|不能用|不好用|发错|错发|少发|漏发|拍错|买错|不喜欢|色差|与描述不符|和描述不符"
+    r"|不亮|没反应|开不了机|用不了|不能用|不好用|发错|错发|少发|漏发|拍错|买错|买(?:大|小)了|不喜欢|色差"
+    r"|(?:颜色|尺码|型号)不对|与描述不符|和描述不符"
     r"|不一样|有问题|故障|划痕|异味|过敏|不想要|不需要|不要了|过期|瑕疵|掉色|起球|开线|杂音|噪音|没声音|不响"
     r"|(?:too|a\s+bit|slightly)\s+(?:big|small|large|tight|loose|long|short|heavy|thin|thick|narrow|wide|loud|dark)"
     r"|(?:doesn'?t|does\s+not|didn'?t|don'?t|do\s+not)\s+fit|shr[au]nk|faded|ripped|fell\s+apart"
-    r"|wrong\s+(?:size|item|colou?r|model|one)|broken|damaged|defective|faulty|stopped\s+working"
+    r"|wrong\s+(?:size|item|colou?r|model|one)|(?:size|colou?r|model)\s+is\s+(?:wrong|not\s+right)"
+    r"|broken|damaged|defective|faulty|stopped\s+working"
     r"|(?:doesn'?t|does\s+not|isn'?t|is\s+not)\s+working|not\s+working|leak(?:s|ing)?|cracked"
     r"|scratched|(?:don'?t|do\s+not)\s+(?:like|want|need)|not\s+as\s+described|changed\s+my\s+mind"
     r"|missing\s+(?:parts?|pieces?)|poor\s+quality|bad\s+quality|stained|torn",

@@ -78,6 +78,10 @@ KB_SEARCH_PARAMETERS: Mapping[str, Any] = {
         # The state of the record asked about ("已发货"): it picks the passage of the article
         # the query finds ("once shipped…", not "before it ships…"), not the article.
         "about": {"type": "string", "maxLength": 100},
+        # The same, joined to the query's ranking too ("能取消吗" of a shipped order finds what
+        # a shipped order can do); an article only it matches is no answer ("能退款吗" of a
+        # shipped order found the address article by its "显示已发货").
+        "state": {"type": "string", "maxLength": 100},
     },
     "required": ["query"],
     "additionalProperties": False,
@@ -396,22 +400,35 @@ class KnowledgeBase:
         return int(row[0])
 
     def search(
-        self, query: str, limit: int = 3, language: str | None = None, about: str | None = None
+        self,
+        query: str,
+        limit: int = 3,
+        language: str | None = None,
+        about: str | None = None,
+        state: str | None = None,
     ) -> list[KbHit]:
         """The best ``limit`` articles for ``query`` by BM25 (best first), each with the passage
         that answers it in ``language`` (``zh``/``en``; by default English for a query without
         Chinese: "the app shows 待付款 but i paid" is asked in English). ``about``: words of
-        the record's state, which choose each article's passage along with the query's."""
+        the record's state, which choose each article's passage along with the query's.
+        ``state``: such words that join the ranking as well, yet never make an answer alone —
+        an article none of the query's own terms is in is left out ("能退款吗" of a shipped
+        order found the address article by its "显示已发货" alone)."""
         with self._lock:
-            terms = self._selective(list(dict.fromkeys(analyze(query))))
+            own = self._selective(list(dict.fromkeys(analyze(query))))
+            joined = self._selective(analyze(state)) if state else []
+            terms = list(dict.fromkeys([*own, *joined]))
             expression = _match_expression(terms)
             if expression is None:
                 return []
             best = self._conn.execute(
                 "SELECT rowid, bm25(kb, 0, 0, 0, 2.0, 1.0) AS score FROM kb"
                 " WHERE kb MATCH ? ORDER BY score LIMIT ?",
-                (expression, int(limit)),
+                # some of the best may be matched by the state alone: look further
+                (expression, int(limit) * (4 if joined else 1)),
             ).fetchall()
+            if joined:
+                best = self._matching(best, own)[: int(limit)]
             # Then read the stored text of the few winners only: selecting the text in the
             # ranking query would read every match's body (and a join costs more than these
             # look-ups by rowid).
@@ -420,7 +437,8 @@ class KnowledgeBase:
                 (*self._conn.execute(fetch, (rowid,)).fetchone(), score) for rowid, score in best
             ]
         english = language == "en" if language else _CJK_CHAR.search(query) is None
-        state = analyze(about) if about else []
+        # the record's state picks the passage, whether it ranked (``state``) or not (``about``)
+        state = list(dict.fromkeys([*(analyze(about) if about else []), *joined]))
         if state:
             terms = list(dict.fromkeys([*terms, *state]))
         return [
@@ -436,6 +454,21 @@ class KnowledgeBase:
             for r in rows
             if round(-r[3], 4) >= self.min_score
         ]
+
+    def _matching(self, ranked: list[Any], terms: list[str]) -> list[Any]:
+        """The rows of ``ranked`` (rowid first) that one of ``terms`` is in, in their order."""
+        expression = _match_expression(terms)
+        if expression is None or not ranked:
+            return []
+        ids = [row[0] for row in ranked]
+        found = {
+            rowid
+            for (rowid,) in self._conn.execute(
+                f"SELECT rowid FROM kb WHERE kb MATCH ? AND rowid IN ({','.join('?' * len(ids))})",
+                (expression, *ids),
+            )
+        }
+        return [row for row in ranked if row[0] in found]
 
     def _selective(self, terms: list[str]) -> list[str]:
         """Drop terms no article has, and terms found in more than ``COMMON_TERM_SHARE`` of the
@@ -467,9 +500,14 @@ class KnowledgeBase:
         return df
 
     async def asearch(
-        self, query: str, limit: int = 3, language: str | None = None, about: str | None = None
+        self,
+        query: str,
+        limit: int = 3,
+        language: str | None = None,
+        about: str | None = None,
+        state: str | None = None,
     ) -> list[KbHit]:
-        return await anyio.to_thread.run_sync(self.search, query, limit, language, about)
+        return await anyio.to_thread.run_sync(self.search, query, limit, language, about, state)
 
     def close(self) -> None:
         with self._lock:
@@ -594,8 +632,8 @@ def _snippet(body: str, terms: list[str], width: int = 120) -> str:
 
 
 class KbSearchBinding:
-    """``kb_search {query, limit, language, about}`` → ``{"results": [{id, title, snippet,
-    score}]}``."""
+    """``kb_search {query, limit, language, about, state}`` → ``{"results": [{id, title,
+    snippet, score}]}``."""
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self._kb = kb
@@ -608,6 +646,7 @@ class KbSearchBinding:
             int(arguments.get("limit", 3)),
             arguments.get("language"),
             arguments.get("about"),
+            arguments.get("state"),
         )
         return {"results": [h.to_dict() for h in hits]}
 
