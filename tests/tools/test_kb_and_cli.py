@@ -142,8 +142,8 @@ async def test_the_records_state_ranks_but_never_makes_an_answer_alone(tmp_path:
     folder.mkdir()
     articles = {
         "address": "# 修改收货地址\n\n订单已经发货、显示已发货的，收货地址无法修改。\n",
-        "refund": "# 退款\n\n申请退款后，款项原路退回，一般三个工作日内到账，具体到账时间以银行为准，"
-        "节假日顺延。\n",
+        "refund": "# 退款\n\n申请退款后，款项原路退回，一般三个工作日内到账，"
+        "具体到账时间以银行为准，节假日顺延。\n",
         "cancel": "# 取消订单\n\n未付款的订单可以直接取消。已发货的订单不能取消，可以拒收。\n",
         # articles without the state's words, so that they count for something
         **{

@@ -438,16 +438,16 @@ class KnowledgeBase:
             ]
         english = language == "en" if language else _CJK_CHAR.search(query) is None
         # the record's state picks the passage, whether it ranked (``state``) or not (``about``)
-        state = list(dict.fromkeys([*(analyze(about) if about else []), *joined]))
-        if state:
-            terms = list(dict.fromkeys([*terms, *state]))
+        preferred = list(dict.fromkeys([*(analyze(about) if about else []), *joined]))
+        if preferred:
+            terms = list(dict.fromkeys([*terms, *preferred]))
         return [
             KbHit(
                 id=r[0],
                 title=r[1],
                 snippet=_snippet(r[2], terms),
                 score=round(-r[3], 4),
-                passage=passage(r[2], terms, english=english, prefer=state),
+                passage=passage(r[2], terms, english=english, prefer=preferred),
                 heading=_heading(r[1], english=english),
                 source=f"kb/{r[0]}.md",
             )
