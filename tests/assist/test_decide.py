@@ -185,6 +185,23 @@ def test_a_question_that_names_no_subject_is_searched_with_the_conversations(
     ]
 
 
+def test_a_question_of_time_read_as_its_own_intent_is_searched_with_its_subject(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """ "when will someone call me" right after a complaint, read as the complaint itself (not
+    a knowledge question), got the hacked-account article's "someone will contact you within
+    24 hours"; "多久能有人联系我" the refund times."""
+    for text, language, query in (
+        ("when will someone call me", "en", "complaint when will someone call me"),
+        ("多久能有人联系我？再拖我就打12315了", "zh", "投诉 多久能有人联系我？再拖我就打12315了"),
+    ):
+        turn = reading(pack, "complaint", text, act="question", language=language,
+                       previous_intent="complaint")  # fmt: skip
+        plan = decide(turn, pack, tools, user="u1")
+        assert plan.answer_intent == "kb_question" and plan.writes == (), plan.rule
+        assert [(lu.tool, lu.arguments["query"]) for lu in plan.lookups] == [("kb_search", query)]
+
+
 def test_a_refund_short_of_what_was_paid_is_its_problem_not_a_report_of_the_order(
     pack: Pack, tools: dict[str, ToolSpec]
 ) -> None:

@@ -657,13 +657,19 @@ def _kb_search(
 def _on_topic(reading: Reading, pack: Pack, query: str) -> str:
     """The words of a question of time, joined by what the conversation is about when they
     name no subject ("多久能处理" right after a complaint got the refund-timing article, "how
-    long will it take" the delivery times): the previous intent's ``kb_context`` in the turn's
-    language. Only a knowledge question of when or how long: each subject's times differ, and
-    other questions say what they are about in words of their own ("what are your hours")."""
-    previous = pack.intents.get(reading.previous_intent or "")
-    if previous is None or reading.intent.name != KB_INTENT or query != reading.text:
+    long will it take" the delivery times): the ``kb_context`` of the previous intent, for a
+    knowledge question, or of the turn's own intent answered from the knowledge base ("when
+    will someone call me" read as the complaint's got the hacked-account article's "someone
+    will contact you within 24 hours"), in the turn's language. Only a question of when or
+    how long: each subject's times differ, and other questions say what they are about in
+    words of their own ("what are your hours")."""
+    if query != reading.text:
         return query
-    word = previous.kb_context.get(reading.language or "")
+    asked = reading.intent
+    about = asked if asked.name != KB_INTENT else pack.intents.get(reading.previous_intent or "")
+    if about is None:
+        return query
+    word = about.kb_context.get(reading.language or "")
     if word is None or not asks_when(query) or mentions(query, pack.topic_phrases):
         return query
     return f"{word} {query}"
