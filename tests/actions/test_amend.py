@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 
 from hermes_desk.actions import ActionService, MemoryProposalStore, Proposal
@@ -111,3 +112,22 @@ async def test_a_decided_proposal_is_not_amended(service: ActionService) -> None
     await service.reject(shown.id, tenant="default", user="u1001", agent_id="a1", reason="no")
     with pytest.raises(ConflictError, match="rejected already"):
         await service.amend(shown.id, {"reason": "尺码太小了"}, tenant="default", user="u1001")
+
+
+async def test_two_updates_of_one_topic_at_once_leave_one_proposal(service: ActionService) -> None:
+    """Each update of a topic's proposal (one ticket per complaint) is a new revision; the one
+    that loses the race updates the winner's, never a second proposal beside it."""
+
+    async def propose(reason: str) -> None:
+        await service.propose(
+            tenant="default", user="u1001", session_id="ses_1", tool="create_return",
+            arguments={"order_id": "202405181001", "reason": reason, "user_id": "u1001"},
+            why={"rule": "test"}, language="zh", topic="create_return:202405181001",
+        )  # fmt: skip
+
+    await propose("客户申请退货")
+    async with anyio.create_task_group() as group:
+        group.start_soon(propose, "尺码太小了")
+        group.start_soon(propose, "颜色不喜欢")
+    [only] = await service.for_session("ses_1", tenant="default", user="u1001")
+    assert only.revision == 2 and only.arguments["reason"] in ("尺码太小了", "颜色不喜欢")

@@ -101,22 +101,27 @@ class ActionService:
         arguments = self.masking.for_tenant(tenant).prose(arguments)
         if topic is not None and session_id is not None:
             for existing in await self.store.for_session(session_id):
-                if existing.topic == topic and existing.pending:
+                if existing.topic != topic:
+                    continue
+                current: Proposal | None = existing
+                while current is not None and current.pending:
                     updated = replace(
-                        existing,
+                        current,
                         arguments=dict(arguments),
                         why=self.masking.for_tenant(tenant).data(dict(why)),
                         explanation=spec.explanation(dict(arguments), language),
                         language=language,
                         expires_at=now + self.settings.proposal_ttl_s,
-                        revision=existing.revision + 1,
+                        revision=current.revision + 1,
                     )
-                    changed = await self.store.replace(
-                        updated, expected="proposed", revision=existing.revision
-                    )
-                    if changed:
+                    if await self.store.replace(
+                        updated, expected="proposed", revision=current.revision
+                    ):
                         self._emit("action.proposed", updated, updated=True)
                         return updated
+                    # decided meanwhile (a new proposal follows), or updated by another turn:
+                    # that one is updated in turn, never a second proposal beside it
+                    current = await self.store.get(current.id)
         proposal = Proposal(
             id=proposal_id or new_id("act"),
             tenant=tenant,
@@ -234,7 +239,8 @@ class ActionService:
         # restart needs to carry it out. Amended meanwhile: not what was approved, not run.
         if not await self.store.replace(approved, expected="proposed", revision=proposal.revision):
             raise ConflictError(
-                f"proposal {proposal_id} was decided meanwhile", status=await self._status(approved)
+                f"proposal {proposal_id} was decided or changed meanwhile",
+                status=await self._status(approved),
             )
         self._emit("action.approved", approved, edited=arguments is not None)
         # The write runs to its end even if the agent's request gives up waiting.
@@ -267,7 +273,8 @@ class ActionService:
         )
         if not await self.store.replace(rejected, expected="proposed", revision=proposal.revision):
             raise ConflictError(
-                f"proposal {proposal_id} was decided meanwhile", status=await self._status(rejected)
+                f"proposal {proposal_id} was decided or changed meanwhile",
+                status=await self._status(rejected),
             )
         self._emit("action.rejected", rejected, reason=reason)
         await self._tell_workflow(rejected, "rejected")
@@ -320,7 +327,8 @@ class ActionService:
         )
         if not await self.store.replace(amended, expected="proposed", revision=proposal.revision):
             raise ConflictError(
-                f"proposal {proposal_id} was decided meanwhile", status=await self._status(amended)
+                f"proposal {proposal_id} was decided or changed meanwhile",
+                status=await self._status(amended),
             )
         self._emit("action.amended", amended, changed=sorted(changes), revision=amended.revision)
         return amended
