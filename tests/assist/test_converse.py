@@ -379,7 +379,8 @@ def test_the_other_orders_a_request_named_are_said_to_need_their_own(
         slot_rules=pack.slot_rules,
     )
     acting = SimpleNamespace(
-        workflow=SimpleNamespace(inputs={"order_id": "202405181001", "reason": "客户申请退货"})
+        workflow=SimpleNamespace(inputs={"order_id": "202405181001", "reason": "客户申请退货"}),
+        also=(),
     )
     turn = reading(
         pack, "return_exchange", "我要退货 202405181001 和 202405201234",
@@ -392,6 +393,10 @@ def test_the_other_orders_a_request_named_are_said_to_need_their_own(
     alone = replace(turn, listed={})
     assert _one_at_a_time("好的。", own, alone, acting, "proposed", "zh") == "好的。"  # type: ignore[arg-type]
     assert _one_at_a_time("好的。", own, turn, acting, "ok", "zh") == "好的。"  # type: ignore[arg-type]
+    # an order the turn asked something else of, answered after the request, needs no request
+    asked = SimpleNamespace(reading=SimpleNamespace(found={"order_id": "202405201234"}))
+    answered = SimpleNamespace(workflow=acting.workflow, also=(asked,))
+    assert _one_at_a_time("好的。", own, turn, answered, "proposed", "zh") == "好的。"  # type: ignore[arg-type]
     # a reason given while the request waits is not another order ("订单 尺码太小了 需要单独办理")
     because = replace(
         turn, listed={}, found={"reason": "尺码太小了"}, slots={"reason": "尺码太小了"}

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from hermes_desk.assist import decide
-from hermes_desk.assist.records import Plan, Reading
-from hermes_desk.assist.several import other_records
+from hermes_desk.assist.records import Clause, Plan, Reading
+from hermes_desk.assist.several import other_asks, other_records
 from hermes_desk.packs import Pack
 from hermes_desk.tools import ToolSpec
 
@@ -92,3 +92,46 @@ def test_a_turn_that_picks_one_of_those_it_names_is_about_that_one(
     plan = decide(turn, pack, tools, user="u1")
     assert [lookup.arguments for lookup in plan.lookups] == [{"order_id": B}]
     assert other_records(turn, plan, lambda o: decide(o, pack, tools, user="u1"), limit=3) == []
+
+
+def _asked(pack: Pack, intent: str, current: str, clauses: list[tuple[str, str, str]]) -> Reading:
+    return reading(
+        pack, intent, "，另外".join(text for _v, text, _i in clauses),
+        slots={"order_id": current}, listed={"order_id": [v for v, _t, _i in clauses]},
+        clauses=tuple(Clause("order_id", v, text, i) for v, text, i in clauses),
+    )  # fmt: skip
+
+
+def test_a_record_asked_of_in_a_clause_of_its_own_is_looked_up_beside_the_request(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    asked = [(A, f"订单{A}到哪了", "logistics"), (B, f"我想退货订单{B}", "return_exchange")]
+    turn = _asked(pack, "return_exchange", B, asked)
+    plan = decide(turn, pack, tools, user="u1")
+    assert plan.workflow is not None and plan.workflow.inputs["order_id"] == B
+    planned = lambda other: decide(other, pack, tools, user="u1")  # noqa: E731
+    assert other_records(turn, plan, planned, limit=3) == []
+    [(other, other_plan)] = other_asks(turn, planned, pack.intent, limit=3)
+    assert other.intent.name == "logistics" and other.text == f"订单{A}到哪了"
+    assert other.found == {"order_id": A} and other.slots["order_id"] == A
+    assert other.listed == {} and other.clauses == () and other.waiting is None
+    assert [(lookup.tool, lookup.arguments) for lookup in other_plan.lookups] == [
+        ("get_shipment", {"order_id": A})
+    ]
+    assert other_asks(turn, planned, pack.intent, limit=1) == []
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        (A, f"我要投诉订单{A}", "complaint"),  # a write: one request per turn
+        (A, f"订单{A}嗯嗯", "oos"),  # reads as nothing
+        (A, f"订单{A}也退", "return_exchange"),  # the same request: not another ask
+    ],
+)
+def test_a_clause_that_does_more_than_look_up_or_asks_nothing_is_not_answered(
+    pack: Pack, tools: dict[str, ToolSpec], clause: tuple[str, str, str]
+) -> None:
+    turn = _asked(pack, "return_exchange", B, [clause, (B, f"我想退货订单{B}", "return_exchange")])
+    planned = lambda other: decide(other, pack, tools, user="u1")  # noqa: E731
+    assert other_asks(turn, planned, pack.intent, limit=3) == []

@@ -903,6 +903,43 @@ def test_each_order_a_turn_names_is_answered_not_only_the_first(service: Service
     assert "could not find" in text.lower() and "returning" not in text.lower(), text
 
 
+def test_a_request_is_made_of_the_record_named_with_it_and_the_other_is_answered(
+    service: Service,
+) -> None:
+    """ "订单A到哪了，另外我想退货订单B" proposed a return of A — the parcel asked after — and told
+    the customer it was put in for A, with B "to be handled separately". The return is of B, the
+    order named with it, and A's status is answered after it."""
+    sid = service.open_session("u1001")["session_id"]
+    out = service.turn(sid, "u1001", "订单202405201234到哪了，另外我想退货订单202405181001")
+    [proposal] = out["proposals"]
+    assert proposal["tool"] == "create_return", proposal
+    assert proposal["arguments"]["order_id"] == "202405181001", proposal
+    text = out["suggestion"]["text"]
+    assert "订单 202405181001 提交申请" in text and "202405201234 提交" not in text, text
+    assert "202405201234" in text and "运输中" in text and "单独办理" not in text, text
+    calls = [(c["tool"], c["result"].get("order_id")) for c in out["tool_calls"] if c["result"]]
+    assert ("get_shipment", "202405201234") in calls, calls
+
+    sid = service.open_session("u1001")["session_id"]
+    line = "where is order 202405201234? also I want to return order 202405181001"
+    english = service.turn(sid, "u1001", line)
+    assert [p["arguments"]["order_id"] for p in english["proposals"]] == ["202405181001"]
+    text = english["suggestion"]["text"]
+    assert "order 202405181001" in text and "in transit" in text, text
+
+
+def test_a_refund_asked_of_a_shipped_order_is_not_answered_by_the_address_article(
+    service: Service,
+) -> None:
+    """ "订单…能退款吗" of a shipped order quoted how to redirect a parcel: the address article
+    holds 订单 (as most articles do) and 已发货, the order's state, and 退款 nowhere."""
+    sid = service.open_session("u1001")["session_id"]
+    out = service.turn(sid, "u1001", "订单202405201234能退款吗")
+    text = out["suggestion"]["text"]
+    assert "拒收" in text and "《取消订单》" in text and "改派" not in text, text
+    assert out["proposals"] == []
+
+
 def test_a_wrong_address_on_a_shipped_order_is_told_what_can_be_done(service: Service) -> None:
     """ "我的订单…的地址写错了" and "能帮我改到公司吗" were answered with the parcel's status twice;
     "I put the wrong address on order …" with who pays return shipping ("a wrong … item")."""

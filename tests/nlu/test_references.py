@@ -136,3 +136,36 @@ def test_slots_for_shows_the_list_only_when_several(extractor: SlotExtractor) ->
     take(state, extractor, f"还有{B}")
     assert state.slots_for(schema) == {"order_id": B, "order_ids": [A, B]}
     assert state.slots_for({}) == {}
+
+
+def test_a_record_in_a_clause_of_its_own_is_found_there(extractor: SlotExtractor) -> None:
+    """Each id in the clause it was named in; none when two share a clause or the turn has one."""
+    assert extractor.clauses(f"订单{A}到哪了，另外我想退货订单{B}") == [
+        (f"订单{A}到哪了", {"order_id": [A]}),
+        (f"我想退货订单{B}", {"order_id": [B]}),
+    ]
+    assert extractor.clauses(f"where is {A}? also return {B}") == [
+        (f"where is {A}", {"order_id": [A]}),
+        (f"return {B}", {"order_id": [B]}),
+    ]
+    assert extractor.clauses(f"订单２０２４-０５２０-１２３４到哪了 还有{B}要退") == [
+        (f"订单{A}到哪了", {"order_id": [A]}),
+        (f"{B}要退", {"order_id": [B]}),
+    ], "ids written loosely are found as the whole turn finds them"
+    assert extractor.clauses(f"我的订单{A}和{B}都到哪了") is None
+    assert extractor.clauses(f"我要退货，订单{A}、{B}") is None
+    assert extractor.clauses(f"订单{A}") is None
+
+
+def test_the_record_a_request_is_made_of_is_the_current_one(extractor: SlotExtractor) -> None:
+    state = DialogueState()
+    text = f"订单{A}到哪了，另外我想退货订单{B}"
+    found, mentions = extractor.read(text)
+    assert state.take(text, found, mentions, requested={"order_id": B})["order_id"] == B
+    assert state.slots["order_ids"] == [A, B], "both are still named, in order"
+    ordinal = f"{A}和{B}，第一个退货"
+    found, mentions = extractor.read(ordinal)
+    taken = DialogueState().take(ordinal, found, mentions, requested={"order_id": B})
+    assert taken["order_id"] == A, "the customer's own pick wins"
+    unnamed = DialogueState().take(text, found, mentions, requested={"order_id": "202405250077"})
+    assert unnamed["order_id"] == A, "a record the turn did not name is never taken"

@@ -177,6 +177,30 @@ async def test_the_records_state_ranks_but_never_makes_an_answer_alone(tmp_path:
         kb.close()
 
 
+def test_a_word_most_articles_have_does_not_make_the_state_an_answer(tmp_path: Path) -> None:
+    """ "订单…能退款吗" of a shipped order found the address article by its 订单 (in most
+    articles: it names the record, not the question) and 已发货, with 退款 nowhere in it."""
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    articles = {
+        "address": "# 修改收货地址\n\n订单已经发货、显示已发货的，收货地址无法修改。\n",
+        "refund": "# 退款\n\n订单申请退款后，款项原路退回，一般三个工作日内到账。\n",
+        **{f"other{i}": f"# 说明{i}\n\n订单完成后第{i}条说明。\n" for i in range(4)},
+        **{f"points{i}": f"# 积分{i}\n\n会员积分第{i}条说明。\n" for i in range(2)},
+    }
+    for name, text in articles.items():
+        (folder / f"{name}.md").write_text(text, encoding="utf-8")
+    kb = KnowledgeBase.from_dir(folder)
+    try:
+        assert "address" in [h.id for h in kb.search("订单能退款吗 已发货", 3)]  # joined: it ranks
+        found = kb.search("订单202405120345能退款吗", 3, state="已发货")
+        assert [hit.id for hit in found] == ["refund"]
+        # a question of nothing but such words still has its answers
+        assert "address" in [h.id for h in kb.search("订单", 8, state="已发货")]
+    finally:
+        kb.close()
+
+
 def test_between_sentences_as_good_the_records_state_picks_one() -> None:
     """ "能改地址吗" for a shipped order, its state's terms joined, shares as many terms with
     "发货前…修改地址" as with "已发货的…地址无法再改": the state breaks the tie, not the order."""

@@ -39,7 +39,7 @@ from hermes_desk.assist.records import (
     Suggestion,
     TurnOutcome,
 )
-from hermes_desk.assist.several import other_records
+from hermes_desk.assist.several import other_asks, other_records
 from hermes_desk.assist.suggest import Responder, TurnSuggester
 from hermes_desk.clock import Clock
 from hermes_desk.compliance import ComplianceChecker
@@ -298,14 +298,16 @@ class Assistant:
         turn_index: int,
         specs: Mapping[str, ToolSpec],
     ) -> Acting:
-        """The other records a turn named ("订单A和B都到哪了"), each looked up as the first."""
+        """The other records a turn named ("订单A和B都到哪了"), each looked up as the first; or
+        each asked of in a clause of its own ("订单A到哪了，另外我想退货订单B": A's status)."""
         if not reading.listed:
             return acting
-        others = other_records(
-            reading,
-            plan,
-            lambda other: decide(other, self.pack, specs, user=session.user),
-            limit=self.max_records,
+
+        def planned(other: Reading) -> Plan:
+            return decide(other, self.pack, specs, user=session.user)
+
+        others = other_records(reading, plan, planned, limit=self.max_records) or other_asks(
+            reading, planned, self.pack.intent, limit=self.max_records
         )
         also = [
             OtherRecord(other, other_plan, await self.actor.act(

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from hermes_desk.actions import ActionService
 from hermes_desk.assist.decide import value_for_schema
-from hermes_desk.assist.records import Reading
+from hermes_desk.assist.records import Clause, Reading
 from hermes_desk.llm.slots import ModelSlotChannel
 from hermes_desk.masking import is_masked
 from hermes_desk.nlu import (
@@ -106,7 +106,8 @@ class TurnReaderStage:
                 request_id=session.id,
             )
             found, _refused = merge_model_slots(found, proposed.slots, intent.slots)
-        found = state.take(text, found, mentions)
+        clauses = self._clauses(text, intent, mentions)
+        found = state.take(text, found, mentions, requested=_requested(clauses, intent.name))
         proposals = await self.actions.for_session(
             session.id, tenant=session.tenant, user=session.user
         )
@@ -141,7 +142,32 @@ class TurnReaderStage:
             dialogue_act=self.pack.acts.read(text),
             unsure=resolved.unsure and intent.name == resolved.intent,
             listed={name: list(values) for name, values in mentions.items() if len(values) > 1},
+            clauses=clauses,
         )
+
+    def _clauses(
+        self, text: str, intent: IntentSpec, mentions: dict[str, list[str]]
+    ) -> tuple[Clause, ...]:
+        """Each record of a slot of the intent that the turn names several of, with its clause
+        and what that clause asks alone, when each sits in a clause of its own ("订单A到哪了，
+        另外我想退货订单B"); ``()`` otherwise. The classifier reads only such turns' clauses."""
+        several = {s for s, values in mentions.items() if len(values) > 1 and s in intent.slots}
+        if intent.out_of_scope or not several:
+            return ()
+        parts = self.slots.clauses(text)
+        if parts is None:
+            return ()
+        out: list[Clause] = []
+        for part, named in parts:
+            values = [(s, v[0]) for s, v in named.items() if s in several and v]
+            if not values:
+                continue
+            alone = self.intents.classifier.predict(part)
+            asks = alone.intent if alone.confidence >= self.oos_threshold else OOS
+            out += [Clause(slot, value, part, asks) for slot, value in values]
+        if len({(c.slot, c.value) for c in out}) < len(out):
+            return ()  # one record in two clauses: which one asks what is not told
+        return tuple(out)
 
     def _framed(
         self,
@@ -203,6 +229,19 @@ class TurnReaderStage:
 def _default_language(pack: Pack) -> Literal["zh", "en"]:
     first = pack.manifest.languages[0] if pack.manifest.languages else "zh"
     return "en" if first == "en" else "zh"
+
+
+def _requested(clauses: tuple[Clause, ...], intent: str) -> dict[str, str]:
+    """The record each slot's request is made of, where it is not the first named: the one
+    record whose clause alone reads as the turn's intent, when the first's reads as another
+    ("订单A到哪了，另外我想退货订单B" read as a return: B, not A)."""
+    out: dict[str, str] = {}
+    for slot in dict.fromkeys(c.slot for c in clauses):
+        mine = [c for c in clauses if c.slot == slot]
+        with_it = [c.value for c in mine if c.intent == intent]
+        if mine[0].intent != intent and len(with_it) == 1:
+            out[slot] = with_it[0]
+    return out
 
 
 def _state_of(session: Session, threshold: float) -> DialogueState:

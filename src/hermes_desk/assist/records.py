@@ -18,6 +18,7 @@ from hermes_desk.workflows import WorkflowView
 
 __all__ = [
     "Acting",
+    "Clause",
     "Lookup",
     "OtherRecord",
     "Plan",
@@ -65,6 +66,19 @@ class Reading:
     unsure: bool = False
     #: every value of a slot this turn names several of ("订单A和B" → ``order_id`` → [A, B])
     listed: dict[str, list[str]] = field(default_factory=dict)
+    #: those values each in a clause of its own, with what the clause asks ("A到哪了，另外退货B")
+    clauses: tuple[Clause, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """A clause of a turn that names one of several records, and the intent it reads as alone
+    (the classifier's, or ``oos`` under the threshold)."""
+
+    slot: str
+    value: str
+    text: str
+    intent: str
 
 
 @dataclass(frozen=True, slots=True)

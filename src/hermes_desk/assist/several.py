@@ -6,7 +6,12 @@ them ("A和B，第二个到哪了": the second alone): the others are planned as
 each of them, and each plan that looks only that record up, the same way, is acted on and
 answered after the first. A write, a workflow, a knowledge answer or a withdrawal goes on with
 the first record alone (one write per request for the agent to approve; a policy is quoted
-once). Pure: the plans are made by the caller's ``decide``.
+once).
+
+A turn whose records each sit in a clause of their own that asks something else ("订单A到哪了，
+另外我想退货订单B", read as a return of B) has each other clause planned as a turn of its own
+(:func:`other_asks`): one that does nothing but look its record up is answered after the
+request. Pure: the plans are made by the caller's ``decide``.
 """
 
 from __future__ import annotations
@@ -16,9 +21,11 @@ from dataclasses import replace
 from typing import Any
 
 from hermes_desk.assist.records import Plan, Reading
+from hermes_desk.nlu import request_act
 from hermes_desk.nlu.references import find_reference
+from hermes_desk.packs import IntentSpec
 
-__all__ = ["other_records"]
+__all__ = ["other_asks", "other_records"]
 
 
 def other_records(
@@ -51,6 +58,47 @@ def other_records(
                 out.append((other, other_plan))
         return out
     return []
+
+
+def other_asks(
+    reading: Reading,
+    decide: Callable[[Reading], Plan],
+    intent_of: Callable[[str], IntentSpec],
+    *,
+    limit: int,
+) -> list[tuple[Reading, Plan]]:
+    """Each record the turn names in a clause of its own that asks something else than the
+    turn's intent ("订单A到哪了" beside "另外我想退货订单B"), as that clause alone read as that
+    intent, with its plan: kept when the plan only looks that record up; at most ``limit``
+    records in all (the turn's own included)."""
+    out: list[tuple[Reading, Plan]] = []
+    for clause in reading.clauses:
+        if len(out) >= limit - 1:
+            break
+        current = reading.found.get(clause.slot)
+        if clause.intent == reading.intent.name or clause.value == current:
+            continue
+        spec = intent_of(clause.intent)
+        if spec.out_of_scope or clause.slot not in spec.slots:
+            continue
+        slots = {k: v for k, v in reading.slots.items() if k in spec.slots}
+        other = replace(
+            reading,
+            text=clause.text,
+            intent=spec,
+            carried=False,
+            unsure=False,
+            act=request_act(clause.text),
+            found={clause.slot: clause.value},
+            slots={**slots, clause.slot: clause.value},
+            waiting=None,
+            listed={},
+            clauses=(),
+        )
+        other_plan = decide(other)
+        if _looks_up_only(other_plan) and _looks_up(other_plan, clause.value):
+            out.append((other, other_plan))
+    return out
 
 
 def _looks_up_only(plan: Plan) -> bool:

@@ -169,6 +169,7 @@ def _one_at_a_time(
     if view is None or template is None or situation not in ("proposed", "still_proposed"):
         return text
     others: list[str] = []
+    answered = {v for other in acting.also for v in other.reading.found.values()}
     for slot, value in view.inputs.items():
         rule = pack.slot_rules.get(slot)
         if rule is None or not rule.listed:
@@ -178,7 +179,7 @@ def _one_at_a_time(
         named = reading.listed.get(slot) or (
             [reading.found[slot]] if isinstance(reading.found.get(slot), str) else []
         )
-        others += [v for v in named if v != value]
+        others += [v for v in named if v != value and v not in answered]
     if not others:
         return text
     listed = ("、" if language == "zh" else ", ").join(dict.fromkeys(others))

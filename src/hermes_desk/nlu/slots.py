@@ -28,6 +28,12 @@ _DURATION = re.compile(
     r"(?:个)?\s*(天|日|周|星期|礼拜|小时|days?|weeks?|hours?)(?![a-z])(?!\s*(?:前|以前|之前|后|以后|之后))(?!\s*ago\b)",
     re.IGNORECASE,
 )
+# Where a turn's requests part: punctuation that ends a clause (not the list comma 、), line
+# breaks, and the words that add another request ("另外", "also"). "订单A和B" stays one clause.
+_REQUESTS = re.compile(
+    r"[,，.。!！?？;；\n]+|\s{2,}|另外|还有|顺便|同时|\b(?:also|plus|additionally|as well)\b",
+    re.IGNORECASE,
+)
 _EN_SMALL = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
 _EN_SMALL |= {"six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 
@@ -127,6 +133,24 @@ class SlotExtractor:
 
     def _mentions(self, turn: TurnText) -> dict[str, list[str]]:
         return {rule.slot: self._values(rule, turn) for rule in self._listed}
+
+    def clauses(self, text: str) -> list[tuple[str, dict[str, list[str]]]] | None:
+        """The turn's clauses, each with the values of each listed slot it names (the
+        :meth:`mentions` of the clause that it has), when every value the turn names of a
+        listed slot sits in a clause of its own ("订单A到哪了，另外我想退货订单B");
+        ``None`` when two share one ("订单A和B都到哪了") or the turn has one clause."""
+        normalised = self._normalise(text)
+        today = self._today()
+        parts = [p.strip() for p in _REQUESTS.split(normalised) if p and p.strip()]
+        if len(parts) < 2:
+            return None
+        out = [
+            (part, {s: v for s, v in self._mentions(TurnText(part, today)).items() if v})
+            for part in parts
+        ]
+        if any(len(values) > 1 for _part, named in out for values in named.values()):
+            return None
+        return out
 
     def read(self, text: str) -> tuple[dict[str, Any], dict[str, list[str]]]:
         """``(extract(text), mentions(text))``, with the text normalised and today's date read

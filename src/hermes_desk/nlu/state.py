@@ -379,7 +379,12 @@ class DialogueState:
         return dict(self.slots)
 
     def take(
-        self, text: str, found: Mapping[str, Any], mentions: Mapping[str, Sequence[str]]
+        self,
+        text: str,
+        found: Mapping[str, Any],
+        mentions: Mapping[str, Sequence[str]],
+        *,
+        requested: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         """Merge one turn's slots, resolving references; returns the turn's slots as resolved.
 
@@ -387,7 +392,8 @@ class DialogueState:
         empty list for a listed slot it names none of (the extractor's
         :meth:`~hermes_desk.nlu.SlotExtractor.mentions`). Several values are all
         kept under :func:`mention_key`; the current value is the first the turn names, unless
-        the turn picks one by position ("A和B，第二个呢"). A turn that names none but refers to
+        the turn picks one by position ("A和B，第二个呢") or ``requested`` names the one its
+        request is made of ("A到哪了，另外我想退货B": B). A turn that names none but refers to
         one ("第二个到哪了", "the other one") makes the value it refers to current, and a turn
         that refers to the current one ("这个订单能开发票吗") brings it, as if it named it.
         """
@@ -403,6 +409,8 @@ class DialogueState:
             chosen: str | None = None
             if named:
                 chosen = named[0]
+                if requested and requested.get(slot) in named:
+                    chosen = requested[slot]
                 if reference is not None and reference.kind == "ordinal" and len(named) > 1:
                     chosen = resolve_reference(reference, named, None) or chosen
             elif reference is not None and (

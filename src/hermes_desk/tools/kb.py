@@ -301,6 +301,11 @@ COMMON_TERM_SHARE = 0.2
 #: …in a base of at least this many articles (a small one is scored whole: with a few dozen
 #: articles, "delivery" or 退货 are in a fifth of them and still the word that tells them apart).
 COMMON_TERM_MIN_DOCS = 200
+#: With a record's state joined to the ranking, an article must hold one of the query's own
+#: words that is in at most this share of the articles: 订单 (in most) names the record asked
+#: about, not the question ("订单…能退款吗" of a shipped order found the address article by its
+#: 订单 and 已发货, with 退款 nowhere in it).
+TELLING_TERM_SHARE = 0.5
 #: A passage grows by whole sentences up to this many characters (one sentence may be longer).
 PASSAGE_CHARS = 120
 
@@ -412,8 +417,9 @@ class KnowledgeBase:
         Chinese: "the app shows 待付款 but i paid" is asked in English). ``about``: words of
         the record's state, which choose each article's passage along with the query's.
         ``state``: such words that join the ranking as well, yet never make an answer alone —
-        an article none of the query's own terms is in is left out ("能退款吗" of a shipped
-        order found the address article by its "显示已发货" alone)."""
+        an article none of the query's own telling terms is in is left out ("能退款吗" of a
+        shipped order found the address article by its "显示已发货" alone;
+        ``TELLING_TERM_SHARE``)."""
         with self._lock:
             own = self._selective(list(dict.fromkeys(analyze(query))))
             joined = self._selective(analyze(state)) if state else []
@@ -428,7 +434,8 @@ class KnowledgeBase:
                 (expression, int(limit) * (4 if joined else 1)),
             ).fetchall()
             if joined:
-                best = self._matching(best, own)[: int(limit)]
+                telling = [t for t in own if self._doc_freq(t) <= TELLING_TERM_SHARE * self._docs]
+                best = self._matching(best, telling or own)[: int(limit)]
             # Then read the stored text of the few winners only: selecting the text in the
             # ranking query would read every match's body (and a join costs more than these
             # look-ups by rowid).
