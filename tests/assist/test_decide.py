@@ -10,7 +10,7 @@ import pytest
 
 from hermes_desk.actions import Proposal
 from hermes_desk.assist import Reading, decide
-from hermes_desk.assist.records import WorkflowMove
+from hermes_desk.assist.records import Lookup, WorkflowMove
 from hermes_desk.nlu import DialogueState, request_act
 from hermes_desk.packs import Pack
 from hermes_desk.tools import ToolSpec
@@ -55,6 +55,10 @@ def test_a_question_about_a_named_orders_refund_looks_the_order_up_before_the_ar
         ("get_order", {"order_id": "202405170666"}, None),
         ("kb_search", {"query": text, "language": "zh"}, "get_order"),
     ]
+    # a shipped order's parcel tells its status more closely (kb_record_detail)
+    assert plan.lookups[0].detail == (
+        ("shipped", Lookup("get_shipment", {"order_id": "202405170666"})),
+    )
 
 
 @pytest.mark.parametrize(

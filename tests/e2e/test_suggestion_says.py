@@ -940,6 +940,24 @@ def test_a_refund_asked_of_a_shipped_order_is_not_answered_by_the_address_articl
     assert out["proposals"] == []
 
 
+def test_a_refund_asked_of_a_lost_parcel_is_answered_for_the_parcel(service: Service) -> None:
+    """ "能退款吗" after "…的包裹已丢失" quoted the cancellation article's "已发货…不能直接取消",
+    and "我的包裹丢了，能退款吗" the damage sentence: the order said "shipped", not its parcel. A
+    shipped order's parcel is looked up after it (the intent's ``kb_record_detail``) and its
+    status is the one searched: the lost parcel's remedy, a free replacement or a full refund."""
+    sid = service.open_session("u1004")["session_id"]
+    service.turn(sid, "u1004", "我的包裹一直没到，订单202405120345")
+    out = service.turn(sid, "u1004", "能退款吗")
+    text = out["suggestion"]["text"]
+    assert "确认包裹丢了" in text and "全额退款" in text and "不能直接取消" not in text, text
+    assert [c["tool"] for c in out["tool_calls"]] == ["get_order", "get_shipment", "kb_search"]
+    assert out["proposals"] == []
+    # an order not shipped has no parcel to ask after
+    sid = service.open_session("u1005")["session_id"]
+    cancelled = service.turn(sid, "u1005", "订单202405211314能退款吗")
+    assert "get_shipment" not in [c["tool"] for c in cancelled["tool_calls"]]
+
+
 def test_a_wrong_address_on_a_shipped_order_is_told_what_can_be_done(service: Service) -> None:
     """ "我的订单…的地址写错了" and "能帮我改到公司吗" were answered with the parcel's status twice;
     "I put the wrong address on order …" with who pays return shipping ("a wrong … item")."""

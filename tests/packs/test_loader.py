@@ -137,8 +137,8 @@ def _replace(path: Path, old: str, new: str) -> None:
         (
             # a report of how a request stands, with no record to look up and say
             "intents.yaml",
-            "    kb_record: get_order\n    # No tool here exchanges",
-            "    # No tool here exchanges",
+            "    kb_record: get_order\n    kb_record_detail: {shipped: get_shipment}\n",
+            "",
             ["intents.yaml", "return_exchange", "status_reports", "kb_record"],
         ),
         (
@@ -171,6 +171,24 @@ def _replace(path: Path, old: str, new: str) -> None:
             "    record_check: get_order\n",
             "    record_check: create_ticket\n",
             ["intents.yaml", "complaint", "record_check", "create_ticket", "not a read tool"],
+        ),
+        (
+            "intents.yaml",
+            "kb_record_detail: {shipped: get_shipment}",
+            "kb_record_detail: {shipped: list_orders}",
+            ["intents.yaml", "return_exchange", "kb_record_detail", "list_orders"],
+        ),
+        (
+            "intents.yaml",
+            "kb_record_detail: {shipped: get_shipment}",
+            "kb_record_detail: {shipped: create_return}",
+            ["intents.yaml", "return_exchange", "kb_record_detail", "not a read tool"],
+        ),
+        (
+            "intents.yaml",
+            "    kb_record: get_order\n    kb_record_detail",
+            "    kb_record_detail",
+            ["intents.yaml", "return_exchange", "kb_record_detail needs kb_record"],
         ),
         ("intents.yaml", "    out_of_scope: true", "    out_of_scope: false", ["oos"]),
         ("replies.yaml", "  order_status:", "  not_an_intent:", ["replies.yaml", "not_an_intent"]),

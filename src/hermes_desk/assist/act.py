@@ -36,22 +36,31 @@ class TurnActor:
         suffix = f"#{part}" if part else ""
         allowed = reading.intent.tools if plan.answer_intent == reading.intent.name else None
         results: dict[str, ToolResult] = {}
+        told: dict[str, str] = {}  # a record's tool → the one whose record tells its status
+
+        async def call(lookup: Lookup) -> ToolResult:
+            arguments = _with_status(lookup, results, told, reading.language)
+            result = await self.tools.execute(
+                {"name": lookup.tool, "arguments": arguments},
+                request_id=session.id,
+                allowed_tools=allowed if allowed is not None else (lookup.tool,),
+                context=CallContext(
+                    request_id=session.id,
+                    idempotency_key=f"{session.id}:{turn_index}:{lookup.tool}{suffix}",
+                    customer=session.user,
+                    tenant=session.tenant,
+                ),
+            )
+            results[lookup.tool] = result
+            return result
+
         for planned in plan.lookups:
             lookup: Lookup | None = planned
             while lookup is not None and lookup.tool not in results:
-                arguments = _with_status(lookup, results, reading.language)
-                result = await self.tools.execute(
-                    {"name": lookup.tool, "arguments": arguments},
-                    request_id=session.id,
-                    allowed_tools=allowed if allowed is not None else (lookup.tool,),
-                    context=CallContext(
-                        request_id=session.id,
-                        idempotency_key=f"{session.id}:{turn_index}:{lookup.tool}{suffix}",
-                        customer=session.user,
-                        tenant=session.tenant,
-                    ),
-                )
-                results[lookup.tool] = result
+                result = await call(lookup)
+                closer = _detail_of(lookup, result)
+                if closer is not None and closer.tool not in results and (await call(closer)).ok:
+                    told[lookup.tool] = closer.tool
                 # Nothing found: the record may still be there another way (``if_not_found``).
                 lookup = lookup.instead if result.status is ToolStatus.NOT_FOUND else None
         why = {"intent": reading.intent.name, "slots": dict(reading.slots), "rule": plan.rule}
@@ -152,13 +161,26 @@ class TurnActor:
         return await self.workflows.get(move.workflow_id, tenant=session.tenant)
 
 
-def _with_status(lookup: Lookup, results: dict[str, ToolResult], language: str) -> dict[str, Any]:
+def _detail_of(lookup: Lookup, result: ToolResult) -> Lookup | None:
+    """The look-up that tells the found record's status more closely (``Lookup.detail``: a
+    shipped order's parcel), if its status is one that has one."""
+    if not lookup.detail or not result.ok or not isinstance(result.result, dict):
+        return None
+    status = result.result.get("status")
+    return next((closer for when, closer in lookup.detail if when == status), None)
+
+
+def _with_status(
+    lookup: Lookup, results: dict[str, ToolResult], told: dict[str, str], language: str
+) -> dict[str, Any]:
     """The look-up's arguments with the status of the record looked up before it
-    (``status_of``) as the search's ``state`` (it joins the ranking, yet an article only it
-    matches is no answer), or as its ``about`` (``status_in``: it only picks the passage): its
-    ``status_text`` for a Chinese turn when it has one, else its ``status`` — words in the
-    turn's language, so the passage quoted is in it too."""
-    found = results.get(lookup.status_of) if lookup.status_of else None
+    (``status_of``; or of the record that tells it more closely, ``told``) as the search's
+    ``state`` (it joins the ranking, yet an article only it matches is no answer), or as its
+    ``about`` (``status_in``: it only picks the passage): its ``status_text`` for a Chinese turn
+    when it has one, else its ``status`` — words in the turn's language, so the passage quoted
+    is in it too."""
+    of = told.get(lookup.status_of, lookup.status_of) if lookup.status_of else None
+    found = results.get(of) if of else None
     if found is None or not found.ok or not isinstance(found.result, dict):
         return lookup.arguments
     record = found.result

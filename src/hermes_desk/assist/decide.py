@@ -611,6 +611,7 @@ def _kb_lookups(
     record = _kb_record(reading, pack, tools, query, user=user, slots=slots)
     if record is None:
         return (_kb_search(reading, pack, tools, query, user=user),)
+    record = _with_detail(record, reading, tools, record.arguments)
     search = _kb_search(
         reading, pack, tools, query, user=user, status_of=record.tool if status else None
     )
@@ -631,6 +632,19 @@ def _kb_record(
     context = pack.turn_arguments(user=user, text=text, language=reading.language)
     known = reading.slots if slots is None else slots
     return _read_lookup(tools, reading.intent.kb_record or "", known, context, complete=True)
+
+
+def _with_detail(
+    record: Lookup, reading: Reading, tools: Mapping[str, ToolSpec], arguments: Mapping[str, Any]
+) -> Lookup:
+    """``record`` with the look-ups that tell its status more closely (the intent's
+    ``kb_record_detail``), each made with the record's own arguments."""
+    detail = [
+        (status, lookup)
+        for status, name in reading.intent.kb_record_detail.items()
+        if (lookup := _read_lookup(tools, name, arguments, {}, complete=True)) is not None
+    ]
+    return replace(record, detail=tuple(detail)) if detail else record
 
 
 def _kb_search(

@@ -96,6 +96,9 @@ class Lookup:
     #: an article only it matches is no answer), or ``about`` (it only chooses the passage of
     #: the article the question finds)
     status_in: Literal["query", "about"] = "query"
+    #: look-ups that tell this record's status more closely, each with the status it takes
+    #: over (the intent's ``kb_record_detail``: a shipped order's parcel, which may be lost)
+    detail: tuple[tuple[str, Lookup], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

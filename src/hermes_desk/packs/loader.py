@@ -510,9 +510,10 @@ def _check_references(
                     item=intent.name,
                     field="tools",
                 )
-        for key in ("kb_record", "record_check"):
+        named = [("kb_record", intent.kb_record), ("record_check", intent.record_check)]
+        named += [("kb_record_detail", tool) for tool in intent.kb_record_detail.values()]
+        for key, tool in named:
             # A write named here would be skipped silently: the record never looked up.
-            tool = getattr(intent, key)
             if tool is not None and effects.get(tool, "read") != "read":
                 raise PackError(
                     f"'{tool}' is not a read tool (effect {effects[tool]})",
