@@ -866,6 +866,21 @@ def test_asked_to_rush_an_order_the_reply_says_what_can_be_done_not_its_status_a
     assert "仓库不能加急" in rushed, rushed
 
 
+def test_asked_to_come_sooner_the_reply_says_what_can_be_done_not_the_status_again(
+    service: Service,
+) -> None:
+    """ "能快一点吗" right after a parcel's status repeated the status word for word, and "订单…
+    能早点到吗" of an order not yet shipped quoted the service hours. A parcel on its way can be
+    chased with the courier; an order still in the warehouse ships in its turn."""
+    sid = service.open_session("u1001")["session_id"]
+    status = service.turn(sid, "u1001", "我的订单202405201234到哪了")["suggestion"]["text"]
+    sooner = service.turn(sid, "u1001", "能快一点吗")["suggestion"]["text"]
+    assert sooner != status and "催件" in sooner and "仓库不能加急" not in sooner, sooner
+    sid = service.open_session("u1003")["session_id"]
+    early = service.turn(sid, "u1003", "订单202405231122能早点到吗")["suggestion"]["text"]
+    assert "仓库不能加急" in early and "客服电话" not in early, early
+
+
 def test_a_record_asked_for_while_a_return_waits_is_said_even_when_no_article_is(
     service: Service,
 ) -> None:
