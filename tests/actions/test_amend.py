@@ -105,6 +105,14 @@ async def test_an_amendment_never_changes_the_customer_nor_breaks_the_schema(
         await service.amend(shown.id, {"reason": "太" * 21}, tenant="default", user="u1001")
     stored = await service.get(shown.id, tenant="default", user="u1001")
     assert stored.revision == 0 and stored.arguments == shown.arguments
+    assert isinstance(service.events, MemorySink)
+    refused = [e.data for e in service.events.events(name="action.amend_refused")]
+    assert [(e["changed"], e["error"]) for e in refused] == [
+        (["user_id"], "validation_error"),
+        (["reason"], "validation_error"),
+    ]
+    assert "太" not in str(refused) and "u1002" not in str(refused), "no value in the audit"
+    assert service.events.events(name="action.amended") == []
 
 
 async def test_a_decided_proposal_is_not_amended(service: ActionService) -> None:
@@ -112,6 +120,9 @@ async def test_a_decided_proposal_is_not_amended(service: ActionService) -> None
     await service.reject(shown.id, tenant="default", user="u1001", agent_id="a1", reason="no")
     with pytest.raises(ConflictError, match="rejected already"):
         await service.amend(shown.id, {"reason": "尺码太小了"}, tenant="default", user="u1001")
+    assert isinstance(service.events, MemorySink)
+    [refused] = service.events.events(name="action.amend_refused")
+    assert refused.data["error"] == "conflict" and refused.data["status"] == "rejected"
 
 
 async def test_two_updates_of_one_topic_at_once_leave_one_proposal(service: ActionService) -> None:

@@ -13,6 +13,8 @@ arguments; each amendment is a new revision, and an approval naming the revision
 refused once the proposal changed, so an agent never approves what they did not see.
 
 Events: ``action.proposed``, ``action.amended`` (the arguments changed and the revision),
+``action.amend_refused`` (the arguments it would have changed, and ``conflict`` or
+``validation_error``),
 ``action.approved``, ``action.rejected``, ``action.expired``, ``action.withdrawn``,
 ``action.executed`` (with ``ok`` and the result status), each with the agent id when one
 decided.
@@ -316,20 +318,30 @@ class ActionService:
                 customer.
         """
         proposal = await self.get(proposal_id, tenant=tenant, user=user)
-        _require_pending(proposal)
-        arguments = self.masking.for_tenant(tenant).prose({**proposal.arguments, **changes})
-        self._check_edit(proposal, arguments)
-        amended = replace(
-            proposal,
-            arguments=arguments,
-            explanation=self._spec(proposal.tool).explanation(arguments, proposal.language),
-            revision=proposal.revision + 1,
-        )
-        if not await self.store.replace(amended, expected="proposed", revision=proposal.revision):
-            raise ConflictError(
-                f"proposal {proposal_id} was decided or changed meanwhile",
-                status=await self._status(amended),
+        try:
+            _require_pending(proposal)
+            arguments = self.masking.for_tenant(tenant).prose({**proposal.arguments, **changes})
+            self._check_edit(proposal, arguments)
+            amended = replace(
+                proposal,
+                arguments=arguments,
+                explanation=self._spec(proposal.tool).explanation(arguments, proposal.language),
+                revision=proposal.revision + 1,
             )
+            if not await self.store.replace(
+                amended, expected="proposed", revision=proposal.revision
+            ):
+                raise ConflictError(
+                    f"proposal {proposal_id} was decided or changed meanwhile",
+                    status=await self._status(amended),
+                )
+        except (ConflictError, ValidationError) as refused:
+            # What the customer added did not reach the write: the audit says so (the fields and
+            # why, never the values), and the agent decides what the proposal says.
+            self._emit(
+                "action.amend_refused", proposal, changed=sorted(changes), error=refused.code
+            )
+            raise
         self._emit("action.amended", amended, changed=sorted(changes), revision=amended.revision)
         return amended
 
