@@ -955,6 +955,22 @@ def test_a_refund_asked_of_a_shipped_order_is_not_answered_by_the_address_articl
     assert out["proposals"] == []
 
 
+def test_a_return_asked_of_an_order_it_cannot_apply_to_is_told_so(service: Service) -> None:
+    """ "订单…能退吗" of a cancelled order said "当前状态：已取消。已签收的商品一般都能退…";
+    "can I return order …?" quoted how a shipped order is refused at the door. The articles'
+    ``states`` say what they say for a cancelled or unpaid order."""
+    sid = service.open_session("u1005")["session_id"]
+    zh = service.turn(sid, "u1005", "订单202405211314能退吗")["suggestion"]["text"]
+    assert "已取消" in zh and "不需要退货" in zh and "一般都能退" not in zh, zh
+    en = service.turn(sid, "u1005", "can I return order 202405211314?")["suggestion"]["text"]
+    assert "nothing to cancel or return" in en and "refuse the delivery" not in en, en
+    sid = service.open_session("u1001")["session_id"]
+    unpaid = service.turn(sid, "u1001", "订单202405250077能退吗")["suggestion"]["text"]
+    assert "还没有付款，不需要退货" in unpaid, unpaid
+    delivered = service.turn(sid, "u1001", "我的订单202405181001可以退货吗")["suggestion"]["text"]
+    assert "七天无理由退货" in delivered and "不需要退货" not in delivered, delivered
+
+
 def test_a_refund_asked_of_a_lost_parcel_is_answered_for_the_parcel(service: Service) -> None:
     """ "能退款吗" after "…的包裹已丢失" quoted the cancellation article's "已发货…不能直接取消",
     and "我的包裹丢了，能退款吗" the damage sentence: the order said "shipped", not its parcel. A

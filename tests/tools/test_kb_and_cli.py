@@ -201,6 +201,72 @@ def test_a_word_most_articles_have_does_not_make_the_state_an_answer(tmp_path: P
         kb.close()
 
 
+_POLICY = (
+    "# 退货政策 / Returns\n\n已签收的商品一般都能退，签收 7 天内可以申请退货。\n\n"
+    "Delivered items can be returned within 7 days.\n"
+)
+
+
+def test_what_an_article_says_for_a_records_state_is_its_passage(tmp_path: Path) -> None:
+    """ "订单…能退吗" of a cancelled order quoted "已签收的商品一般都能退" after "当前状态：已取消":
+    the article's rule, untrue of that order. An article's ``states`` say what it says for a record
+    in a state; they are quoted for that state alone and never change what is found."""
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    front = (
+        "---\n# for an order its policy does not fit\nstates:\n"
+        '  已取消: "订单已经取消，不需要退货。"\n'
+        '  Cancelled: "The order is cancelled: there is nothing to return."\n---\n'
+    )
+    (folder / "returns.md").write_text(front + _POLICY, encoding="utf-8")
+    (folder / "plain.md").write_text(_POLICY.replace("退货政策", "别的"), encoding="utf-8")
+    kb = KnowledgeBase.from_dir(folder)
+    try:
+        assert kb.states == {
+            "returns": {
+                "已取消": "订单已经取消，不需要退货。",
+                "cancelled": "The order is cancelled: there is nothing to return.",
+            }
+        }
+        found = {h.id: h for h in kb.search("能退吗", 3, about="已取消")}
+        assert found["returns"].passage == "订单已经取消，不需要退货。"
+        assert found["plain"].passage.startswith("已签收的商品"), "an article without the note"
+        hits = kb.search("can I return it", 3, state="cancelled")
+        [english] = [hit for hit in hits if hit.id == "returns"]
+        assert english.passage == "The order is cancelled: there is nothing to return."
+        # another state, or none: the article's own sentences
+        assert kb.search("能退吗", 3, about="已签收")[0].passage.startswith("已签收的商品")
+        assert kb.search("能退吗", 3)[0].passage.startswith("已签收的商品")
+        # the note is not indexed: its words find nothing, and scores are the plain article's
+        assert kb.search("不需要", 3) == []
+        scores = {h.id: h.score for h in kb.search("能退吗", 3)}
+        assert scores["returns"] == scores["plain"]
+    finally:
+        kb.close()
+
+
+@pytest.mark.parametrize(
+    ("front", "fragment"),
+    [
+        ("---\nstates: {已取消: 不需要退货}\n", "not closed"),
+        ("---\nstates: [已取消]\n---\n", "states must map"),
+        ('---\nstates: {已取消: ""}\n---\n', "states must map"),
+        ("---\nnotes: {已取消: 不需要退货}\n---\n", "may only hold states"),
+        ("---\nstates: {a: b: c}\n---\n", "not YAML"),
+    ],
+)
+def test_a_broken_front_matter_is_refused_naming_the_file(
+    tmp_path: Path, front: str, fragment: str
+) -> None:
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    (folder / "returns.md").write_text(front + _POLICY, encoding="utf-8")
+    with pytest.raises(PackError) as info:
+        KnowledgeBase.from_dir(folder)
+    assert "returns.md" in str(info.value) and "states" in str(info.value)
+    assert fragment in str(info.value)
+
+
 def test_between_sentences_as_good_the_records_state_picks_one() -> None:
     """ "能改地址吗" for a shipped order, its state's terms joined, shares as many terms with
     "发货前…修改地址" as with "已发货的…地址无法再改": the state breaks the tie, not the order."""

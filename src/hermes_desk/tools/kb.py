@@ -1,7 +1,11 @@
 """The built-in knowledge-base search tool: a pack's ``kb/*.md`` on SQLite FTS5 with BM25.
 
 Articles are Markdown files whose first line is ``# Title``; the rest is the body; the id is the
-file name without ``.md``.
+file name without ``.md``. An article may open with YAML front matter (``---`` lines) whose
+``states`` maps a record's status words to what the article says for a record in that state
+("已取消": a cancelled order needs no return): a search given those words (``state`` or
+``about``) quotes that note as the article's passage, since the article's general rule would
+not be true of the record. Notes are not indexed: they never change which articles are found.
 
 Chinese is written without spaces, so a word tokenizer sees a whole sentence as one token. Text
 is indexed as overlapping character bigrams for CJK runs (``退货运费`` → ``退货 货运 运费``) and
@@ -45,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
+import yaml
 
 from hermes_desk.errors import PackError
 from hermes_desk.tools.binding import CallContext
@@ -358,6 +363,8 @@ class KnowledgeBase:
         )
         self._df: dict[str, int] = {}
         self._docs = 0
+        #: article id → {a record's status words, lower-cased: what the article says for it}
+        self.states: dict[str, dict[str, str]] = {}
 
     @classmethod
     def from_dir(
@@ -368,12 +375,18 @@ class KnowledgeBase:
         root = Path(folder)
         articles = []
         for path in sorted(root.glob("*.md")) if root.is_dir() else []:
-            text = path.read_text(encoding="utf-8").strip()
+            try:
+                states, text = _front_matter(path.read_text(encoding="utf-8").strip())
+            except ValueError as error:
+                kb.close()
+                raise PackError(str(error), file=str(path), field="states") from None
             first, _, body = text.partition("\n")
             if not first.startswith("# ") or not first[2:].strip():
                 kb.close()
                 raise PackError("the first line must be '# Title'", file=str(path), field="title")
             articles.append((path.stem, first[2:].strip(), body.strip()))
+            if states:
+                kb.states[path.stem] = states
         kb.add_many(articles)
         return kb
 
@@ -448,19 +461,26 @@ class KnowledgeBase:
         preferred = list(dict.fromkeys([*(analyze(about) if about else []), *joined]))
         if preferred:
             terms = list(dict.fromkeys([*terms, *preferred]))
+        said = [w.strip().lower() for w in (state, about) if w and w.strip()]
         return [
             KbHit(
                 id=r[0],
                 title=r[1],
                 snippet=_snippet(r[2], terms),
                 score=round(-r[3], 4),
-                passage=passage(r[2], terms, english=english, prefer=preferred),
+                passage=self._note(r[0], said)
+                or passage(r[2], terms, english=english, prefer=preferred),
                 heading=_heading(r[1], english=english),
                 source=f"kb/{r[0]}.md",
             )
             for r in rows
             if round(-r[3], 4) >= self.min_score
         ]
+
+    def _note(self, doc_id: str, said: list[str]) -> str | None:
+        """What the article says for a record in the state ``said`` names (its ``states``)."""
+        notes = self.states.get(doc_id)
+        return next((notes[w] for w in said if w in notes), None) if notes else None
 
     def _matching(self, ranked: list[Any], terms: list[str]) -> list[Any]:
         """The rows of ``ranked`` (rowid first) that one of ``terms`` is in, in their order."""
@@ -528,6 +548,34 @@ _SENTENCE = re.compile(r"[^\n。！？；!?]*?(?:[。！？；!?]+[」』”\"�
 
 # "- ", "* ", "• ", "1. ", "2、", "3)": not "3.5 kg" or "-5℃".
 _LIST_MARK = re.compile(r"^(?:[-*•]\s+|\d{1,2}(?:[、)）]|\.(?!\d))\s*)")
+
+
+def _front_matter(text: str) -> tuple[dict[str, str], str]:
+    """An article's ``states`` (status words, lower-cased → note) and the text after its front
+    matter; ``({}, text)`` when it has none.
+
+    Raises:
+        ValueError: front matter that is not closed, not a mapping, with a key other than
+            ``states``, or a ``states`` that does not map words to non-empty text.
+    """
+    if not text.startswith("---\n"):
+        return {}, text
+    head, found, rest = text[4:].partition("\n---\n")
+    if not found:
+        raise ValueError("the front matter opened with '---' is not closed by a '---' line")
+    try:
+        meta = yaml.safe_load(head) or {}
+    except yaml.YAMLError as error:
+        raise ValueError(f"the front matter is not YAML: {error}") from None
+    if not isinstance(meta, dict) or set(meta) - {"states"}:
+        raise ValueError("the front matter may only hold states: {status words: note}")
+    states = meta.get("states") or {}
+    if not isinstance(states, dict) or not all(
+        isinstance(k, str) and k.strip() and isinstance(v, str) and v.strip()
+        for k, v in states.items()
+    ):
+        raise ValueError("states must map a record's status words to the article's note on it")
+    return {k.strip().lower(): " ".join(v.split()) for k, v in states.items()}, rest.strip()
 
 
 def sentences(body: str) -> list[str]:
