@@ -924,7 +924,7 @@ def test_a_request_is_made_of_the_record_named_with_it_and_the_other_is_answered
     """ "订单A到哪了，另外我想退货订单B" proposed a return of A — the parcel asked after — and told
     the customer it was put in for A, with B "to be handled separately". The return is of B, the
     order named with it, and A's status is answered after it."""
-    sid = service.open_session("u1001")["session_id"]
+    sid = service.open_session("u1001", resume=False)["session_id"]
     out = service.turn(sid, "u1001", "订单202405201234到哪了，另外我想退货订单202405181001")
     [proposal] = out["proposals"]
     assert proposal["tool"] == "create_return", proposal
@@ -935,12 +935,26 @@ def test_a_request_is_made_of_the_record_named_with_it_and_the_other_is_answered
     calls = [(c["tool"], c["result"].get("order_id")) for c in out["tool_calls"] if c["result"]]
     assert ("get_shipment", "202405201234") in calls, calls
 
-    sid = service.open_session("u1001")["session_id"]
+    sid = service.open_session("u1001", resume=False)["session_id"]
     line = "where is order 202405201234? also I want to return order 202405181001"
     english = service.turn(sid, "u1001", line)
     assert [p["arguments"]["order_id"] for p in english["proposals"]] == ["202405181001"]
     text = english["suggestion"]["text"]
     assert "order 202405181001" in text and "in transit" in text, text
+
+    # Read as the parcel question (0.79), "订单B退货，还有A到哪了" answered A and dropped the
+    # return: the request one clause makes is put forward, the question answered after it.
+    sid = service.open_session("u1001", resume=False)["session_id"]
+    both = service.turn(sid, "u1001", "订单202405181001退货，还有202405201234到哪了")
+    assert both["intent"]["name"] == "return_exchange", both["intent"]
+    assert both["intent"]["decided_by"] == "clauses", both["intent"]
+    assert [p["arguments"]["order_id"] for p in both["proposals"]] == ["202405181001"]
+    text = both["suggestion"]["text"]
+    assert "202405181001 提交申请" in text and "202405201234 的包裹目前运输中" in text, text
+    # a question in each clause puts nothing forward
+    sid = service.open_session("u1001", resume=False)["session_id"]
+    asked = service.turn(sid, "u1001", "订单202405181001能退货吗，还有202405201234到哪了")
+    assert asked["proposals"] == [] and asked["intent"]["decided_by"] != "clauses", asked["intent"]
 
 
 def test_a_refund_asked_of_a_shipped_order_is_not_answered_by_the_address_article(

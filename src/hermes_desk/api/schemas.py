@@ -205,7 +205,8 @@ class IntentOut(BaseModel):
     (the turn read with its conversation) when the pack trained one, else the intent
     classifier (the turn alone). ``name`` is ``ranking[0]`` unless ``decided_by`` says otherwise:
     ``conversation`` (a bare slot value, or an unsure turn, keeps the conversation's intent),
-    ``out_of_scope`` (below the threshold, or an acknowledgement).
+    ``clauses`` (the request one clause makes, beside a question another asks of another
+    record), ``out_of_scope`` (below the threshold, or an acknowledgement).
     """
 
     name: str = Field(description="the intent the turn is handled under (oos = out of scope)")
@@ -214,7 +215,7 @@ class IntentOut(BaseModel):
     confidence: float = Field(ge=0, le=1, description="the deciding model's top probability")
     carried: bool = Field(description="the intent came from the conversation, not the turn alone")
     out_of_scope: bool
-    decided_by: Literal["model", "conversation", "out_of_scope"]
+    decided_by: Literal["model", "conversation", "clauses", "out_of_scope"]
     ranking_model: Literal["context", "classifier"]
     ranking: list[tuple[str, float]] = Field(description="top three [label, probability]")
     latency_ms: float

@@ -170,25 +170,37 @@ def _detail_of(lookup: Lookup, result: ToolResult) -> Lookup | None:
     return next((closer for when, closer in lookup.detail if when == status), None)
 
 
+def _status_words(found: ToolResult | None, language: str) -> str | None:
+    """A found record's status in the turn's language (``status_text`` for Chinese)."""
+    if found is None or not found.ok or not isinstance(found.result, dict):
+        return None
+    record = found.result
+    words = record.get("status_text") if language == "zh" else None
+    words = words if isinstance(words, str) and words else record.get("status")
+    return words.replace("_", " ") if isinstance(words, str) and words else None
+
+
 def _with_status(
     lookup: Lookup, results: dict[str, ToolResult], told: dict[str, str], language: str
 ) -> dict[str, Any]:
     """The look-up's arguments with the status of the record looked up before it
-    (``status_of``; or of the record that tells it more closely, ``told``) as the search's
-    ``state`` (it joins the ranking, yet an article only it matches is no answer), or as its
-    ``about`` (``status_in``: it only picks the passage): its ``status_text`` for a Chinese turn
-    when it has one, else its ``status`` — words in the turn's language, so the passage quoted
-    is in it too."""
-    of = told.get(lookup.status_of, lookup.status_of) if lookup.status_of else None
-    found = results.get(of) if of else None
-    if found is None or not found.ok or not isinstance(found.result, dict):
+    (``status_of``) as the search's ``state`` (it joins the ranking, yet an article only it
+    matches is no answer) — or the status of the record that tells it more closely (``told``:
+    the parcel's 丢失, not the order's 已发货) — or as its ``about`` (``status_in``: it only picks
+    the passage; both records' then, "已发货 丢失", each a case an article may speak of): each
+    record's ``status_text`` for a Chinese turn when it has one, else its ``status`` — words in
+    the turn's language, so the passage quoted is in it too."""
+    if not lookup.status_of or "query" not in lookup.arguments:
         return lookup.arguments
-    record = found.result
-    words = record.get("status_text") if language == "zh" else None
-    words = words if isinstance(words, str) and words else record.get("status")
-    if not isinstance(words, str) or not words or "query" not in lookup.arguments:
+    closer = told.get(lookup.status_of)
+    if lookup.status_in == "about":
+        tools = [lookup.status_of, *([closer] if closer else [])]
+    else:
+        tools = [closer or lookup.status_of]
+    said = [w for tool in tools if (w := _status_words(results.get(tool), language))]
+    if not said:
         return lookup.arguments
-    words = words.replace("_", " ")
+    words = " ".join(said)
     if lookup.status_in == "about":
         return {**lookup.arguments, "about": words}
     return {**lookup.arguments, "state": words}

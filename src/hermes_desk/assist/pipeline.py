@@ -486,9 +486,12 @@ def _keep_short_term(session: Session, candidates: Sequence[Any]) -> None:
 
 def _decided_by(reading: Reading) -> str:
     """Why the turn has its intent: the top of the ranking shown (``model``), the
-    conversation's intent kept (``conversation``), or nothing sure enough (``out_of_scope``)."""
+    conversation's intent kept (``conversation``), the request one of its clauses makes beside
+    a question (``clauses``), or nothing sure enough (``out_of_scope``)."""
     if reading.intent.out_of_scope:
         return "out_of_scope"
+    if reading.by_clauses:
+        return "clauses"
     top = reading.ranking[0][0] if reading.ranking else None
     return "model" if top == reading.intent.name else "conversation"
 

@@ -92,6 +92,9 @@ class TurnReaderStage:
         found, mentions = self.slots.read(text)
         found = _not_the_withdrawals_words(found, text, self.pack)
         intent, carried = self._framed(resolved, waiting, text, found, previous_intent)
+        clauses = self._clauses(text, intent, mentions)
+        requested = None if carried else self._request_among(clauses, intent)
+        intent = requested or intent
         state.intent = intent.name if not intent.out_of_scope else state.intent
         nlu_ms = (time.perf_counter() - perf) * 1000
         language = detect_language(text, session.language, default=_default_language(self.pack))
@@ -106,7 +109,6 @@ class TurnReaderStage:
                 request_id=session.id,
             )
             found, _refused = merge_model_slots(found, proposed.slots, intent.slots)
-        clauses = self._clauses(text, intent, mentions)
         found = state.take(text, found, mentions, requested=_requested(clauses, intent.name))
         proposals = await self.actions.for_session(
             session.id, tenant=session.tenant, user=session.user
@@ -122,7 +124,7 @@ class TurnReaderStage:
             carried=carried,
             ranking=list(ranked.ranking[:3]),
             ranking_model="context" if resolved.in_context is not None else "classifier",
-            act=read_act(text),
+            act="request" if requested is not None else read_act(text),
             found=dict(found),
             # A masked value carried from an earlier turn (139****5678) is no slot value.
             slots={k: v for k, v in state.slots_for(intent.slots).items() if not is_masked(v)},
@@ -143,7 +145,26 @@ class TurnReaderStage:
             unsure=resolved.unsure and intent.name == resolved.intent,
             listed={name: list(values) for name, values in mentions.items() if len(values) > 1},
             clauses=clauses,
+            by_clauses=requested is not None,
         )
+
+    def _request_among(self, clauses: tuple[Clause, ...], intent: IntentSpec) -> IntentSpec | None:
+        """The intent of the one request a turn's clauses make, when the turn reads as what
+        another of its clauses asks ("订单A退货，还有B到哪了", read as the parcel question): the
+        write the customer asked for is put forward (for the agent to approve) and the question
+        is answered after it, instead of the request going unheard. Only a clause worded as a
+        request, of an intent that runs a workflow, beside a clause of the turn's own intent."""
+        if intent.workflow or not any(c.intent == intent.name for c in clauses):
+            return None
+        acting = {
+            c.intent
+            for c in clauses
+            if c.intent != intent.name
+            and (spec := self.pack.intents.get(c.intent)) is not None
+            and spec.workflow
+            and read_act(c.text) == "request"
+        }
+        return self.pack.intent(acting.pop()) if len(acting) == 1 else None
 
     def _clauses(
         self, text: str, intent: IntentSpec, mentions: dict[str, list[str]]

@@ -68,6 +68,8 @@ class Reading:
     listed: dict[str, list[str]] = field(default_factory=dict)
     #: those values each in a clause of its own, with what the clause asks ("A到哪了，另外退货B")
     clauses: tuple[Clause, ...] = ()
+    #: the intent is the request one of those clauses makes, not the whole turn's reading
+    by_clauses: bool = False
 
 
 @dataclass(frozen=True, slots=True)
