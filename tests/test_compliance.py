@@ -29,6 +29,16 @@ def test_phone_numbers_are_masked_and_rest_kept() -> None:
     assert outcome.violations == ("no_full_phone",)
 
 
+def test_a_waybill_holding_phone_like_digits_is_kept_whole() -> None:
+    """ "运单号 772019961203378" holds 19961203378, eleven digits that read as a phone number: a
+    waybill the customer tracks the parcel by was shown as 7720****3378-like noise."""
+    outcome = checker().check("包裹目前运输中（申通快递，运单号 772019961203378）。")
+    assert outcome.passed and "772019961203378" in outcome.text, outcome
+    both = checker().check("运单号 772019961203378，联系电话 13800138000。")
+    assert "772019961203378" in both.text and "13800138000" not in both.text
+    assert both.violations == ("no_full_phone",)
+
+
 def test_english_forbidden_phrases_match_case_insensitively() -> None:
     outcome = checker().check("This is GUARANTEED to arrive today.")
     assert not outcome.passed and "no_absolute_promises" in outcome.violations

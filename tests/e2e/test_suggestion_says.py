@@ -866,6 +866,17 @@ def test_asked_to_rush_an_order_the_reply_says_what_can_be_done_not_its_status_a
     assert "仓库不能加急" in rushed, rushed
 
 
+def test_a_parcel_on_its_way_is_told_with_its_waybill_number(service: Service) -> None:
+    """ "订单…的快递单号是多少" got the status without the number the customer tracks it by; a
+    waybill holding eleven phone-like digits is shown whole."""
+    sid = service.open_session("u1006", resume=False)["session_id"]
+    out = service.turn(sid, "u1006", "订单202405230909的快递单号是多少")["suggestion"]["text"]
+    assert "运单号 772019961203378" in out and "运输中" in out, out
+    sid = service.open_session("u1001", resume=False)["session_id"]
+    english = service.turn(sid, "u1001", "what's the tracking number for order 202405201234?")
+    assert "tracking number SF1402385567921" in english["suggestion"]["text"], english
+
+
 def test_asked_to_come_sooner_the_reply_says_what_can_be_done_not_the_status_again(
     service: Service,
 ) -> None:
