@@ -44,7 +44,11 @@ from hermes_desk.sessions import Session
 from hermes_desk.workflows import WorkflowService, WorkflowView
 from hermes_desk.workflows.machine import APPROVAL_PREFIX
 
-__all__ = ["TurnReaderStage", "language_of"]
+__all__ = ["MAX_CLAUSES_READ", "TurnReaderStage", "language_of"]
+
+#: A turn naming more records than this, each in a clause of its own, is a list of them: its
+#: clauses are not read one by one (each would cost a pass of the classifier).
+MAX_CLAUSES_READ = 6
 
 
 def language_of(text: str, previous: str | None = None) -> str:
@@ -178,11 +182,12 @@ class TurnReaderStage:
         parts = self.slots.clauses(text)
         if parts is None:
             return ()
+        parts = [(part, named) for part, named in parts if any(named.get(s) for s in several)]
+        if len(parts) > MAX_CLAUSES_READ:
+            return ()  # a list of records, not requests: not a classifier pass per id
         out: list[Clause] = []
         for part, named in parts:
             values = [(s, v[0]) for s, v in named.items() if s in several and v]
-            if not values:
-                continue
             alone = self.intents.classifier.predict(part)
             asks = alone.intent if alone.confidence >= self.oos_threshold else OOS
             out += [Clause(slot, value, part, asks) for slot, value in values]
