@@ -11,7 +11,7 @@ import pytest
 
 from hermes_desk.actions import Proposal
 from hermes_desk.assist.converse import after_the_withdrawal, conversation_plan, with_the_rest
-from hermes_desk.assist.records import Lookup, Plan, ProposedWrite
+from hermes_desk.assist.records import Clause, Lookup, Plan, ProposedWrite
 from hermes_desk.packs import Pack
 
 from .test_decide import _waiting, reading
@@ -397,6 +397,12 @@ def test_the_other_orders_a_request_named_are_said_to_need_their_own(
     asked = SimpleNamespace(reading=SimpleNamespace(found={"order_id": "202405201234"}))
     answered = SimpleNamespace(workflow=acting.workflow, also=(asked,))
     assert _one_at_a_time("好的。", own, turn, answered, "proposed", "zh") == "好的。"  # type: ignore[arg-type]
+    # nor one whose own clause asked something else ("…退货。202405201234取消")
+    cancelled = replace(turn, clauses=(
+        Clause("order_id", "202405181001", "202405181001退货", "return_exchange"),
+        Clause("order_id", "202405201234", "202405201234取消", "order_status"),
+    ))  # fmt: skip
+    assert _one_at_a_time("好的。", own, cancelled, acting, "proposed", "zh") == "好的。"  # type: ignore[arg-type]
     # a reason given while the request waits is not another order ("订单 尺码太小了 需要单独办理")
     because = replace(
         turn, listed={}, found={"reason": "尺码太小了"}, slots={"reason": "尺码太小了"}

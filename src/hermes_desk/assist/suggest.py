@@ -163,13 +163,17 @@ def _one_at_a_time(
     """After a request put forward (or waiting) for one record, the others the turn named for
     it, said to need a request of their own (``conversation.one_at_a_time``): "I want to return
     A and B" put A forward and said nothing of B; "and B too" while A waited was told "I have
-    put in the request for order A"."""
+    put in the request for order A". Not a record answered after it, nor one its own clause
+    asked something else of."""
     view = acting.workflow
     template = _template(pack.conversation.get("one_at_a_time"), language)
     if view is None or template is None or situation not in ("proposed", "still_proposed"):
         return text
     others: list[str] = []
     answered = {v for other in acting.also for v in other.reading.found.values()}
+    # a record whose own clause asked something else ("A退货。B取消": B's cancellation) is not
+    # one to put in the same way later ("我为您提交")
+    answered |= {c.value for c in reading.clauses if c.intent != reading.intent.name}
     for slot, value in view.inputs.items():
         rule = pack.slot_rules.get(slot)
         if rule is None or not rule.listed:
