@@ -11,6 +11,12 @@ stays in the conversation's intent when the model is unsure: "我已经付过钱
 order's status is about that payment, "能帮我催一下吗" after a late parcel about the parcel, not a
 return to open, and "改成北京市…" after asking to change the address about that address, not a
 password. Any other turn is read as usual.
+
+A turn that names several records, each in a clause of its own ("订单A到哪了，另外我想退货订单B"),
+has those clauses read alone too (at most :data:`MAX_CLAUSES_READ`): its request is made of the
+record named with it (B), and a turn read as the question one clause asks, whose other clause
+is worded as a request of an intent with a workflow ("订单B退货，还有A到哪了"), is that request —
+put forward for the agent — with the question answered after it (:mod:`~hermes_desk.assist.several`).
 """
 
 from __future__ import annotations
