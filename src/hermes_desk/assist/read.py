@@ -16,7 +16,8 @@ A turn that names several records, each in a clause of its own ("订单A到哪�
 has those clauses read alone too (at most :data:`MAX_CLAUSES_READ`): its request is made of the
 record named with it (B), and a turn read as the question one clause asks, whose other clause
 is worded as a request of an intent with a workflow ("订单B退货，还有A到哪了"), is that request —
-put forward for the agent — with the question answered after it (:mod:`~hermes_desk.assist.several`).
+put forward for the agent — with the question answered after it
+(:mod:`~hermes_desk.assist.several`).
 """
 
 from __future__ import annotations
