@@ -3,6 +3,7 @@ that would write, start a workflow or quote the knowledge base goes on with the 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -135,3 +136,39 @@ def test_a_clause_that_does_more_than_look_up_or_asks_nothing_is_not_answered(
     turn = _asked(pack, "return_exchange", B, [clause, (B, f"我想退货订单{B}", "return_exchange")])
     planned = lambda other: decide(other, pack, tools, user="u1")  # noqa: E731
     assert other_asks(turn, planned, pack.intent, limit=3) == []
+
+
+def test_a_record_asked_a_policy_of_in_its_own_clause_gets_that_answer(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """ "订单A到哪了？B能退吗" looked B up as a parcel too ("已签收…如果您没有收到"): B's own clause
+    asks whether it can be returned — the order, then the policy for its status."""
+    asked = [(A, f"订单{A}到哪了", "logistics"), (B, f"{B}能退吗", "kb_question")]
+    turn = _asked(pack, "logistics", A, asked)
+    planned = lambda other: decide(other, pack, tools, user="u1")  # noqa: E731
+    plan = planned(turn)
+    assert other_records(turn, plan, planned, limit=3) == [], "not asked where B is"
+    [(other, other_plan)] = other_asks(turn, planned, pack.intent, limit=3)
+    assert other.text == f"{B}能退吗" and other.act == "question"
+    assert [(lookup.tool, lookup.status_of) for lookup in other_plan.lookups] == [
+        ("get_order", None),
+        ("kb_search", "get_order"),
+    ]
+    assert other_plan.lookups[1].arguments["query"] == f"{B}能退吗"
+    # a bare number in a clause of its own asks nothing else: looked up as the first
+    bare = _asked(pack, "logistics", A, [(A, f"订单{A}到哪了", "logistics"), (B, B, "oos")])
+    [(again, _plan)] = other_records(bare, planned(bare), planned, limit=3)
+    assert again.found["order_id"] == B
+
+
+def test_the_request_is_searched_with_its_own_clause(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """ "订单A取消，另外B的退款什么时候到": A's 取消 found the cancellation article for B's
+    refund."""
+    asked = [(A, f"订单{A}取消", "order_status"), (B, f"{B}的退款什么时候到", "return_exchange")]
+    turn = _asked(pack, "return_exchange", B, asked)
+    turn = replace(turn, act="question")
+    plan = decide(turn, pack, tools, user="u1")
+    [search] = [lookup for lookup in plan.lookups if lookup.tool == "kb_search"]
+    assert search.arguments["query"] == f"{B}的退款什么时候到"

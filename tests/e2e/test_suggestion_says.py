@@ -966,6 +966,19 @@ def test_a_request_is_made_of_the_record_named_with_it_and_the_other_is_answered
     sid = service.open_session("u1001", resume=False)["session_id"]
     asked = service.turn(sid, "u1001", "订单202405181001能退货吗，还有202405201234到哪了")
     assert asked["proposals"] == [] and asked["intent"]["decided_by"] != "clauses", asked["intent"]
+    # each clause's own question: where A is, and whether B can be returned (not where B is)
+    sid = service.open_session("u1001", resume=False)["session_id"]
+    two = service.turn(sid, "u1001", "订单202405201234到哪了？202405181001能退吗")
+    text = two["suggestion"]["text"]
+    assert "202405201234 的包裹目前运输中" in text and "七天无理由退货" in text, text
+    assert "如果您没有收到" not in text, text
+    # the refund asked of B is searched with B's clause, not A's 取消
+    sid = service.open_session("u1003", resume=False)["session_id"]
+    line = "订单202405231122取消，另外202405100789的退款什么时候到"
+    text = service.turn(sid, "u1003", line)["suggestion"]["text"]
+    head, _, rest = text.partition("订单 202405231122")
+    assert "202405100789 当前状态：退货中" in head and "验收" in head and "取消" not in head, text
+    assert "申请取消订单" in rest, text
 
 
 def test_a_refund_asked_of_a_shipped_order_is_not_answered_by_the_address_article(

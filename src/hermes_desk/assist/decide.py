@@ -663,9 +663,20 @@ def _kb_search(
     context = pack.turn_arguments(user=user, text=query, language=reading.language)
     arguments = {
         **_arguments(tools[_KB_TOOL], {}, context),
-        "query": _on_topic(reading, pack, query),
+        "query": _own_words(reading, _on_topic(reading, pack, query)),
     }
     return Lookup(_KB_TOOL, arguments, status_of=status_of)
+
+
+def _own_words(reading: Reading, query: str) -> str:
+    """The clause the turn's record sits in, for a turn whose records each sit in a clause of
+    their own ("订单A取消，另外B的退款什么时候到": B's question alone — A's 取消 found the
+    cancellation article for B's refund); else ``query``."""
+    if query != reading.text or not reading.clauses:
+        return query
+    current = set(reading.found.values())
+    own = [c.text for c in reading.clauses if c.value in current]
+    return own[0] if len(own) == 1 else query
 
 
 def _on_topic(reading: Reading, pack: Pack, query: str) -> str:

@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from hermes_desk.assist.records import Plan, Reading
-from hermes_desk.nlu import request_act
+from hermes_desk.nlu import OOS, request_act
 from hermes_desk.nlu.references import find_reference
 from hermes_desk.packs import IntentSpec
 
@@ -39,12 +39,16 @@ def other_records(
     reference = find_reference(reading.text)
     if reference is not None and reference.kind != "current":
         return []  # "A和B，第二个到哪了": the one it picks
+    # a record whose own clause asks something else ("A到哪了？B能退吗") is not asked the same;
+    # a bare number ("两单：A，B") asks nothing of its own
+    asked_else = {c.value for c in reading.clauses if c.intent not in (reading.intent.name, OOS)}
     for slot, values in reading.listed.items():
         first = reading.found.get(slot)
         if not values or first != values[0] or not _looks_up(plan, first):
             continue
         out: list[tuple[Reading, Plan]] = []
-        for value in [v for v in dict.fromkeys(values) if v != first][: limit - 1]:
+        named = [v for v in dict.fromkeys(values) if v != first and v not in asked_else]
+        for value in named[: limit - 1]:
             other = replace(
                 reading,
                 found={**reading.found, slot: value},
@@ -69,8 +73,9 @@ def other_asks(
 ) -> list[tuple[Reading, Plan]]:
     """Each record the turn names in a clause of its own that asks something else than the
     turn's intent ("订单A到哪了" beside "另外我想退货订单B"), as that clause alone read as that
-    intent, with its plan: kept when the plan only looks that record up; at most ``limit``
-    records in all (the turn's own included)."""
+    intent, with its plan: kept when the plan only looks that record up, or searches the
+    knowledge base after it ("B能退吗"); at most ``limit`` records in all (the turn's own
+    included)."""
     out: list[tuple[Reading, Plan]] = []
     for clause in reading.clauses:
         if len(out) >= limit - 1:
@@ -96,7 +101,7 @@ def other_asks(
             clauses=(),
         )
         other_plan = decide(other)
-        if _looks_up_only(other_plan) and _looks_up(other_plan, clause.value):
+        if _looks_up_only(other_plan) and _looks_up(other_plan, clause.value, about=True):
             out.append((other, other_plan))
     return out
 
@@ -112,6 +117,10 @@ def _looks_up_only(plan: Plan) -> bool:
     )
 
 
-def _looks_up(plan: Plan, value: Any) -> bool:
-    """Every look-up of the plan is of the record ``value`` names (a knowledge search is not)."""
-    return all(value in lookup.arguments.values() for lookup in plan.lookups)
+def _looks_up(plan: Plan, value: Any, *, about: bool = False) -> bool:
+    """Every look-up of the plan is of the record ``value`` names — or, with ``about``, a
+    knowledge search after it, by its status ("B能退吗": the order, then the policy for it)."""
+    return any(value in lookup.arguments.values() for lookup in plan.lookups) and all(
+        value in lookup.arguments.values() or (about and lookup.status_of is not None)
+        for lookup in plan.lookups
+    )
