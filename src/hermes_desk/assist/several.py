@@ -10,8 +10,9 @@ once).
 
 A turn whose records each sit in a clause of their own that asks something else ("订单A到哪了，
 另外我想退货订单B", read as a return of B) has each other clause planned as a turn of its own
-(:func:`other_asks`): one that does nothing but look its record up is answered after the
-request. Pure: the plans are made by the caller's ``decide``.
+(:func:`other_asks`): one that does nothing but look its record up, or search the knowledge
+base after it ("B能退吗"), is answered after the request; such a record is not looked up as the
+first was. Pure: the plans are made by the caller's ``decide``.
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ def other_asks(
             waiting=None,
             listed={},
             clauses=(),
+            by_clauses=False,
         )
         other_plan = decide(other)
         if _looks_up_only(other_plan) and _looks_up(other_plan, clause.value, about=True):
