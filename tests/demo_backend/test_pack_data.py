@@ -83,7 +83,10 @@ def test_knowledge_base_articles() -> None:
     chinese = bilingual = 0
     for path in articles:
         assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", path.stem), path.name
-        title, _, body = path.read_text(encoding="utf-8").partition("\n")
+        text = path.read_text(encoding="utf-8")
+        if text.startswith("---\n"):  # front matter: what the article says for some states
+            text = text[4:].partition("\n---\n")[2]
+        title, _, body = text.partition("\n")
         assert title.startswith("# ") and len(title) > 2, path.name
         paragraphs = [p.strip() for p in body.split("\n\n") if p.strip()]
         zh = "\n\n".join(p for p in paragraphs if HAN.search(p))
