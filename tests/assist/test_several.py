@@ -172,3 +172,18 @@ def test_the_request_is_searched_with_its_own_clause(
     plan = decide(turn, pack, tools, user="u1")
     [search] = [lookup for lookup in plan.lookups if lookup.tool == "kb_search"]
     assert search.arguments["query"] == f"{B}的退款什么时候到"
+
+
+def test_a_record_of_the_same_intent_with_its_own_problem_gets_its_answer(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """ "订单A到哪了，另外B碎了": both read as the parcel's intent, but B's clause reports its own
+    problem — the order, then what to do about it."""
+    asked = [(A, f"订单{A}到哪了", "logistics"), (B, f"{B}碎了", "logistics")]
+    turn = _asked(pack, "logistics", A, asked)
+    planned = lambda other: decide(other, pack, tools, user="u1")  # noqa: E731
+    [(other, other_plan)] = other_asks(turn, planned, pack.intent, limit=3)
+    assert other.found == {"order_id": B} and other.text == f"{B}碎了"
+    assert [(lookup.tool, lookup.arguments["query"]) for lookup in other_plan.lookups] == [
+        ("kb_search", f"{B}碎了")
+    ]

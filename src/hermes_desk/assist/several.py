@@ -72,8 +72,8 @@ def other_asks(
     *,
     limit: int,
 ) -> list[tuple[Reading, Plan]]:
-    """Each record the turn names in a clause of its own that asks something else than the
-    turn's intent ("订单A到哪了" beside "另外我想退货订单B"), as that clause alone read as that
+    """Each other record the turn names in a clause of its own ("订单A到哪了" beside "另外我想
+    退货订单B"; "…A is late, also B arrived broken"), as that clause alone read as its own
     intent, with its plan: kept when the plan only looks that record up, or searches the
     knowledge base after it ("B能退吗"); at most ``limit`` records in all (the turn's own
     included)."""
@@ -81,9 +81,8 @@ def other_asks(
     for clause in reading.clauses:
         if len(out) >= limit - 1:
             break
-        current = reading.found.get(clause.slot)
-        if clause.intent == reading.intent.name or clause.value == current:
-            continue
+        if clause.value == reading.found.get(clause.slot):
+            continue  # the turn's own record, answered by its plan
         spec = intent_of(clause.intent)
         if spec.out_of_scope or clause.slot not in spec.slots:
             continue
@@ -120,9 +119,10 @@ def _looks_up_only(plan: Plan) -> bool:
 
 
 def _looks_up(plan: Plan, value: Any, *, about: bool = False) -> bool:
-    """Every look-up of the plan is of the record ``value`` names — or, with ``about``, a
-    knowledge search after it, by its status ("B能退吗": the order, then the policy for it)."""
-    return any(value in lookup.arguments.values() for lookup in plan.lookups) and all(
-        value in lookup.arguments.values() or (about and lookup.status_of is not None)
+    """Every look-up of the plan is of the record ``value`` names — or, with ``about`` (a
+    clause's own question), a search ("B能退吗": the order, then the policy for its status;
+    "B碎了": what to do about it)."""
+    return all(
+        value in lookup.arguments.values() or (about and "query" in lookup.arguments)
         for lookup in plan.lookups
     )
