@@ -1007,6 +1007,10 @@ def test_a_return_asked_of_an_order_it_cannot_apply_to_is_told_so(service: Servi
     assert "还没有付款，不需要退货" in unpaid, unpaid
     delivered = service.turn(sid, "u1001", "我的订单202405181001可以退货吗")["suggestion"]["text"]
     assert "七天无理由退货" in delivered and "不需要退货" not in delivered, delivered
+    sid = service.open_session("u1001", resume=False)["session_id"]
+    line = "can I get a refund for order 202405201234?"
+    transit = service.turn(sid, "u1001", line)["suggestion"]["text"]
+    assert "no refund has started" in transit and "refuse it at the door" in transit, transit
     sid = service.open_session("u1003", resume=False)["session_id"]
     going = service.turn(sid, "u1003", "hi, where is my return for order 202405100789?")
     text = going["suggestion"]["text"]

@@ -234,6 +234,13 @@ def test_what_an_article_says_for_a_records_state_is_its_passage(tmp_path: Path)
         hits = kb.search("can I return it", 3, state="cancelled")
         [english] = [hit for hit in hits if hit.id == "returns"]
         assert english.passage == "The order is cancelled: there is nothing to return."
+
+        # a record and the one that tells it more closely, said together: the closer one's
+        def said(about: str) -> str:
+            return {h.id: h for h in kb.search("能退吗", 3, about=about)}["returns"].passage
+
+        assert said("已发货 已取消") == said("已取消 已发货") == "订单已经取消，不需要退货。"
+        assert said("未取消").startswith("已签收的商品"), "a word that only ends alike"
         # another state, or none: the article's own sentences
         assert kb.search("能退吗", 3, about="已签收")[0].passage.startswith("已签收的商品")
         assert kb.search("能退吗", 3)[0].passage.startswith("已签收的商品")

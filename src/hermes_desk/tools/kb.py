@@ -478,9 +478,20 @@ class KnowledgeBase:
         ]
 
     def _note(self, doc_id: str, said: list[str]) -> str | None:
-        """What the article says for a record in the state ``said`` names (its ``states``)."""
+        """What the article says for a record in the state ``said`` names (its ``states``):
+        the words as they are, or — for a record and the one that tells it more closely, said
+        together ("已发货 运输中") — the closer one's, then the record's."""
         notes = self.states.get(doc_id)
-        return next((notes[w] for w in said if w in notes), None) if notes else None
+        if not notes:
+            return None
+        for words in said:
+            if words in notes:
+                return notes[words]
+            closer = [k for k in notes if words.endswith(f" {k}")]
+            first = [k for k in notes if words.startswith(f"{k} ")]
+            if closer or first:
+                return notes[(closer or first)[0]]
+        return None
 
     def _matching(self, ranked: list[Any], terms: list[str]) -> list[Any]:
         """The rows of ``ranked`` (rowid first) that one of ``terms`` is in, in their order."""
