@@ -203,7 +203,13 @@ class KnowledgeSettings(_Section):
         "(measured in docs/benchmarks.md: 0.25 keeps a card for every held-out policy question; "
         "3.0 shows none for small talk but loses 15 % of the policy questions)",
     )
-    max_cards: int = Field(3, ge=1, le=10, description="knowledge cards shown per turn at most")
+    max_cards: int = Field(
+        3,
+        ge=1,
+        le=10,
+        description="knowledge cards of the turn's own search at most (the article quoted for"
+        " another record the turn asks of in a clause of its own comes after them)",
+    )
 
 
 class WorkflowSettings(_Section):

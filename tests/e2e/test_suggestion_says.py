@@ -972,6 +972,8 @@ def test_a_request_is_made_of_the_record_named_with_it_and_the_other_is_answered
     text = two["suggestion"]["text"]
     assert "202405201234 的包裹目前运输中" in text and "七天无理由退货" in text, text
     assert "如果您没有收到" not in text, text
+    # the article quoted for B has its card, as the turn's own would
+    assert [card["article_id"] for card in two["knowledge"]] == ["return-policy"], two["knowledge"]
     # the refund asked of B is searched with B's clause, not A's 取消
     sid = service.open_session("u1003", resume=False)["session_id"]
     line = "订单202405231122取消，另外202405100789的退款什么时候到"

@@ -434,7 +434,17 @@ def _all_results(acting: Acting) -> list[tuple[int, str, ToolResult]]:
 def knowledge_cards(acting: Acting, limit: int = 3) -> list[dict[str, Any]]:
     """The knowledge-base articles the turn found, as cards for the agent: the title in the
     customer's language, the article id, the passage quoted (whole sentences), its source and
-    score; ``[]`` when the turn searched nothing or nothing scored above the threshold."""
+    score; ``[]`` when the turn searched nothing or nothing scored above the threshold. After
+    the turn's own (at most ``limit``), the article quoted for each other record it asked of
+    ("A到哪了？B能退吗": B's return policy), so every article the suggestion quotes has its card."""
+    cards = _cards(acting)[:limit]
+    for other in acting.also:
+        quoted = _cards(other.acting)[:1]
+        cards += [c for c in quoted if c["article_id"] not in {k["article_id"] for k in cards}]
+    return cards
+
+
+def _cards(acting: Acting) -> list[dict[str, Any]]:
     cards: list[dict[str, Any]] = []
     for result in acting.results.values():
         data = result.result if result.ok and isinstance(result.result, dict) else {}
@@ -453,7 +463,7 @@ def knowledge_cards(acting: Acting, limit: int = 3) -> list[dict[str, Any]]:
                     "score": hit.get("score", 0.0),
                 }
             )
-    return cards[:limit]
+    return cards
 
 
 def _meta(turn: Turn, key: str) -> dict[str, Any]:
