@@ -168,7 +168,9 @@ def test_the_request_is_searched_with_its_own_clause(
     refund."""
     asked = [(A, f"订单{A}取消", "order_status"), (B, f"{B}的退款什么时候到", "return_exchange")]
     turn = _asked(pack, "return_exchange", B, asked)
-    turn = replace(turn, act="question")
+    # the turn's other slots may hold lists (every date it names)
+    found = {**turn.found, "dates": ["2024-05-18", "2024-05-20"]}
+    turn = replace(turn, act="question", found=found)
     plan = decide(turn, pack, tools, user="u1")
     [search] = [lookup for lookup in plan.lookups if lookup.tool == "kb_search"]
     assert search.arguments["query"] == f"{B}的退款什么时候到"

@@ -274,6 +274,21 @@ def test_a_broken_front_matter_is_refused_naming_the_file(
     assert fragment in str(info.value)
 
 
+def test_a_date_in_the_question_is_no_word_of_it(tmp_path: Path) -> None:
+    """ "5月18日的…能退吗" found the cash-on-delivery article by its "5 元": a date's numbers."""
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    (folder / "cod.md").write_text("# 货到付款\n\n货到付款需加收 5 元服务费。\n", "utf-8")
+    (folder / "returns.md").write_text(_POLICY, encoding="utf-8")
+    kb = KnowledgeBase.from_dir(folder)
+    try:
+        for question in ("5月18日的订单能退吗", "我2024年5月20日买的能退吗", "5号买的能退吗"):
+            assert [hit.id for hit in kb.search(question, 3)] == ["returns"], question
+        assert [hit.id for hit in kb.search("要加收 5 元吗", 3)] == ["cod"], "a number that is one"
+    finally:
+        kb.close()
+
+
 def test_between_sentences_as_good_the_records_state_picks_one() -> None:
     """ "能改地址吗" for a shipped order, its state's terms joined, shares as many terms with
     "发货前…修改地址" as with "已发货的…地址无法再改": the state breaks the tie, not the order."""

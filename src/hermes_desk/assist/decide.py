@@ -674,7 +674,7 @@ def _own_words(reading: Reading, query: str) -> str:
     cancellation article for B's refund); else ``query``."""
     if query != reading.text or not reading.clauses:
         return query
-    current = set(reading.found.values())
+    current = {v for v in reading.found.values() if isinstance(v, str)}  # not a list of dates
     own = [c.text for c in reading.clauses if c.value in current]
     return own[0] if len(own) == 1 else query
 

@@ -170,7 +170,9 @@ def _one_at_a_time(
     if view is None or template is None or situation not in ("proposed", "still_proposed"):
         return text
     others: list[str] = []
-    answered = {v for other in acting.also for v in other.reading.found.values()}
+    answered = {
+        v for other in acting.also for v in other.reading.found.values() if isinstance(v, str)
+    }
     # a record whose own clause asked something else ("A退货。B取消": B's cancellation) is not
     # one to put in the same way later ("我为您提交")
     answered |= {c.value for c in reading.clauses if c.intent not in (reading.intent.name, OOS)}

@@ -311,6 +311,11 @@ COMMON_TERM_MIN_DOCS = 200
 #: about, not the question ("订单…能退款吗" of a shipped order found the address article by its
 #: 订单 and 已发货, with 退款 nowhere in it).
 TELLING_TERM_SHARE = 0.5
+#: Dates written in a question ("5月18日买的", "20号"): their numbers are no words of the question
+#: ("5" found the cash-on-delivery article's "5 元").
+_DATES = re.compile(
+    r"(?:\d{2,4}\s*年\s*)?\d{1,2}\s*月(?:\s*\d{1,2}\s*[日号])?|\d{1,2}\s*[日号](?!\d)"
+)
 #: A passage grows by whole sentences up to this many characters (one sentence may be longer).
 PASSAGE_CHARS = 120
 
@@ -434,7 +439,7 @@ class KnowledgeBase:
         shipped order found the address article by its "显示已发货" alone;
         ``TELLING_TERM_SHARE``)."""
         with self._lock:
-            own = self._selective(list(dict.fromkeys(analyze(query))))
+            own = self._selective(list(dict.fromkeys(analyze(_DATES.sub(" ", query)))))
             joined = self._selective(analyze(state)) if state else []
             terms = list(dict.fromkeys([*own, *joined]))
             expression = _match_expression(terms)
