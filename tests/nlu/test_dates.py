@@ -94,3 +94,11 @@ def test_extractor_resolves_against_injected_clock_in_its_timezone() -> None:
 def test_several_dates_are_all_listed() -> None:
     slots = SlotExtractor(RULES, FakeClock(1_780_000_000.0), "UTC").extract("从昨天到明天")
     assert slots["dates"] == ["2026-05-27", "2026-05-29"]
+
+
+def test_a_run_of_digits_before_a_month_is_no_date() -> None:
+    """ "我要退货2024052012345月18日买的" (an order number run into "5月18日") failed the turn: the
+    digits were read as a month, too large for a date."""
+    today = date(2024, 6, 1)
+    assert [d.iso for d in find_dates("2024052012345月18日买的", today)] == []
+    assert [d.iso for d in find_dates("202405201234 5月18日买的", today)] == ["2024-05-18"]

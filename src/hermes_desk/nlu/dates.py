@@ -183,7 +183,7 @@ _EN_SMALL |= {"six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 def _safe_date(year: int, month: int, day: int) -> date | None:
     try:
         return date(year, month, day)
-    except ValueError:
+    except (ValueError, OverflowError):  # no such day, or a run of digits read as a month
         return None
 
 
