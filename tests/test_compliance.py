@@ -37,6 +37,11 @@ def test_a_waybill_holding_phone_like_digits_is_kept_whole() -> None:
     both = checker().check("运单号 772019961203378，联系电话 13800138000。")
     assert "772019961203378" in both.text and "13800138000" not in both.text
     assert both.violations == ("no_full_phone",)
+    # a phone number with its country code is still one
+    for written in ("+8613800138000", "008613800138000", "+86 13800138000"):
+        coded = checker().check(f"联系电话 {written}。")
+        assert "13800138000" not in coded.text and "8613800" not in coded.text, coded
+        assert coded.violations == ("no_full_phone",)
 
 
 def test_english_forbidden_phrases_match_case_insensitively() -> None:
