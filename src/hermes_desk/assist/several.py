@@ -26,7 +26,13 @@ from hermes_desk.nlu import OOS, request_act
 from hermes_desk.nlu.references import find_reference
 from hermes_desk.packs import IntentSpec
 
-__all__ = ["other_asks", "other_records"]
+__all__ = ["asked_else", "other_asks", "other_records"]
+
+
+def asked_else(reading: Reading) -> set[str]:
+    """The records whose own clause asks something other than the turn's intent ("A到哪了？B能
+    退吗": B); a bare number ("两单：A，B") asks nothing of its own."""
+    return {c.value for c in reading.clauses if c.intent not in (reading.intent.name, OOS)}
 
 
 def other_records(
@@ -40,15 +46,13 @@ def other_records(
     reference = find_reference(reading.text)
     if reference is not None and reference.kind != "current":
         return []  # "A和B，第二个到哪了": the one it picks
-    # a record whose own clause asks something else ("A到哪了？B能退吗") is not asked the same;
-    # a bare number ("两单：A，B") asks nothing of its own
-    asked_else = {c.value for c in reading.clauses if c.intent not in (reading.intent.name, OOS)}
+    elsewhere = asked_else(reading)  # not asked the same as the first
     for slot, values in reading.listed.items():
         first = reading.found.get(slot)
         if not values or first != values[0] or not _looks_up(plan, first):
             continue
         out: list[tuple[Reading, Plan]] = []
-        named = [v for v in dict.fromkeys(values) if v != first and v not in asked_else]
+        named = [v for v in dict.fromkeys(values) if v != first and v not in elsewhere]
         for value in named[: limit - 1]:
             other = replace(
                 reading,

@@ -19,10 +19,11 @@ from typing import Any, Protocol
 
 from hermes_desk.actions import Proposal
 from hermes_desk.assist.records import Acting, Plan, Reading, Remembered, Suggestion
+from hermes_desk.assist.several import asked_else
 from hermes_desk.compliance import ComplianceChecker
 from hermes_desk.llm.messages import ResponderInput
 from hermes_desk.llm.offline import situation_for
-from hermes_desk.nlu import OOS, is_slot_only, reports
+from hermes_desk.nlu import is_slot_only, reports
 from hermes_desk.packs import Pack
 from hermes_desk.sessions import Session
 from hermes_desk.tools import ToolSpec, ToolStatus
@@ -175,7 +176,7 @@ def _one_at_a_time(
     }
     # a record whose own clause asked something else ("A退货。B取消": B's cancellation) is not
     # one to put in the same way later ("我为您提交")
-    answered |= {c.value for c in reading.clauses if c.intent not in (reading.intent.name, OOS)}
+    answered |= asked_else(reading)
     for slot, value in view.inputs.items():
         rule = pack.slot_rules.get(slot)
         if rule is None or not rule.listed:
