@@ -133,3 +133,30 @@ def test_request_time_limit_answers_504(tmp_path: Path, backend_url: str) -> Non
             _error(response, 504, "did not finish")
     finally:
         httpx.delete(f"{backend_url}/_faults")
+
+
+def test_turns_made_of_random_pieces_are_all_answered(service: Service) -> None:
+    """Order numbers, dates, phones, requests and joining words strung together at random, in
+    both languages ("取消refund我要退货2024052012345月18日买的" once failed with a 500: the digits
+    before 月 read as a month). Every turn is answered, none fails."""
+    import random
+
+    pieces = [
+        "到哪了", "能退吗", "我要退货", "取消", "退款什么时候到", "碎了", "太小了", "能开发票吗",
+        "5月18日买的", "昨天", "13800138000", "尺码不对", "where is", "can I return", "refund",
+        "also", "另外", "还有", "顺便", "，", "。", "？", "、", "和", " and ", "不退了", "投诉",
+        "my order ", " arrived broken", "2024-05-18", "May 18", "１２３", "订单号",
+        "202405201234", "202405181001", "202405250077", "202405100789", "999999999999",
+    ]  # fmt: skip
+    rng = random.Random(7)
+    failed = []
+    for _ in range(25):
+        sid = service.open_session("u1001", resume=False)["session_id"]
+        for _turn in range(4):
+            text = "".join(rng.choice(pieces) for _ in range(rng.randint(2, 7)))
+            answer = service.client.post(
+                f"/v1/sessions/{sid}/turns", json={"user_id": "u1001", "text": text}
+            )
+            if answer.status_code != 200:
+                failed.append((text, answer.status_code, answer.text[:200]))
+    assert failed == []
