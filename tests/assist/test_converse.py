@@ -408,3 +408,31 @@ def test_the_other_orders_a_request_named_are_said_to_need_their_own(
         turn, listed={}, found={"reason": "尺码太小了"}, slots={"reason": "尺码太小了"}
     )
     assert _one_at_a_time("好的。", own, because, acting, "still_proposed", "zh") == "好的。"  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("text", ["ok go ahead", "好的，就这么办", "帮我办吧", "yes please"])
+def test_a_go_ahead_with_nothing_put_in_or_offered_is_told_so(pack: Pack, text: str) -> None:
+    """ "ok go ahead" after the damage policy ("…we send a replacement or refund it") got "All
+    right. Is there anything else I can help with?": as if it would be done, with nothing put
+    in. It is told nothing is in yet; once something was put in, a confirmation as before."""
+    act = pack.acts.read(text)
+    after_policy = reading(
+        pack, "oos", text, dialogue_act=act, previous_intent="logistics",
+        previous_text="the cup in 202405230909 arrived broken",
+        previous_slots={"order_id": "202405230909"},
+    )  # fmt: skip
+    plan = conversation_plan(after_policy, pack.acts, lambda _text: [])
+    assert plan is not None and plan.situation == "nothing_to_go_ahead", plan
+    assert plan.lookups == () and plan.writes == () and plan.workflow is None
+    for status, situation in (("proposed", "act_confirmation_pending"),
+                              ("executed", "act_confirmation")):  # fmt: skip
+        put_in = replace(after_policy, proposals=[_proposal("act_1", "202405230909", status)])
+        later = conversation_plan(put_in, pack.acts, lambda _text: [])
+        assert later is not None and later.situation == situation, (status, later)
+    # a plain "好的" is no go-ahead: a confirmation as before
+    ok = reading(pack, "oos", "好的", dialogue_act=pack.acts.read("好的"))
+    plain = conversation_plan(ok, pack.acts, lambda _text: [])
+    assert plain is not None and plain.situation == "act_confirmation", plain
+    # after asking whether it may be done, it is that request (decide's)
+    asked = replace(after_policy, previous_text="订单202405230909能退吗")
+    assert conversation_plan(asked, pack.acts, lambda _text: []) is None

@@ -167,6 +167,9 @@ def test_what_happened_told_beside_a_request_still_asks_for_it(
      # a turn that names what it is about keeps its own words
      ("complaint", "退款多久到账", "zh", "退款多久到账"),
      ("complaint", "how long does delivery take", "en", "how long does delivery take"),
+     # repairs are a subject of their own (it got the complaints article)
+     ("complaint", "维修要多久", "zh", "维修要多久"),
+     ("complaint", "how long will the repair take", "en", "how long will the repair take"),
      # the first turn, or after a knowledge question: nothing to join
      (None, "多久能处理", "zh", "多久能处理"),
      ("kb_question", "多久能处理", "zh", "多久能处理")],
@@ -416,6 +419,29 @@ def test_why_not_after_an_agent_turned_it_down_is_asked_of_that_write(
     plan = decide(reading(pack, "order_status", "why not?", proposals=[ticket]), pack, tools,
                   user="u7")  # fmt: skip
     assert (plan.recall == ("act_1",) and plan.answer_intent == "complaint") is asked
+
+
+@pytest.mark.parametrize(("status", "shown"), [("proposed", True), ("executed", False)])
+@pytest.mark.parametrize(("text", "intent"), [("那怎么办", "kb_question"), ("what now?", "oos")])
+def test_what_now_while_the_write_waits_for_the_agent_shows_it(
+    pack: Pack, tools: dict[str, ToolSpec], status: str, shown: bool, text: str, intent: str
+) -> None:
+    """ "那怎么办" right after a return was put forward read as a knowledge question and got
+    "知识库里没有找到…". While the write waits for the agent, it is what happens now: shown, its
+    workflow with it, right after it was put forward; once decided, the turn is read as before."""
+    refund = Proposal(
+        id="act_2", tenant="default", user="u7", session_id="s", tool="create_return",
+        arguments={"order_id": "202405181001"}, why={"intent": "return_exchange",
+        "workflow": "return_refund"}, explanation="", language="zh", created_at=0,
+        expires_at=600, status=status, workflow_id="wf_1",  # type: ignore[arg-type]
+    )  # fmt: skip
+    turn = reading(pack, intent, text, proposals=[refund], previous_intent="return_exchange")
+    plan = decide(turn, pack, tools, user="u7")
+    assert (plan.workflow == WorkflowMove("show", "return_refund", "wf_1")) is shown, plan
+    assert (plan.situation == "still_proposed") is shown and plan.writes == ()
+    # after another request's turn since ("my parcel … is stuck"), it asks of that one
+    since = dataclasses.replace(turn, previous_intent="logistics")
+    assert decide(since, pack, tools, user="u7").situation != "still_proposed"
 
 
 def test_is_it_done_after_a_note_recalls_the_ticket_it_was_added_to(

@@ -76,6 +76,12 @@ def extract() -> SlotExtractor:
         ("颜色不对，想退", None, None, "颜色不对"),
         ("actually also the colour is wrong", None, None, "actually also the colour is wrong"),
         # The order number, taken by its own extractor, leaves no gap in the reason.
+        # "是碎的" and "开胶" said nothing wrong: the return went forward as "客户申请退货"; and
+        # the number before 的 was left as "的杯子是碎的"
+        ("收到的杯子是碎的", "杯子", None, "杯子是碎的"),
+        ("202405181001的杯子是碎的", None, None, "杯子是碎的"),
+        ("我的鞋子开胶了", None, None, "我的鞋子开胶了"),
+        ("的确坏了", None, None, "的确坏了"),
         (
             "my air fryer 202405160123 stopped working after a week",
             None,

@@ -320,6 +320,25 @@ def test_an_unsure_first_turn_that_names_a_record_is_not_small_talk() -> None:
         assert r.out_of_scope, text
 
 
+def test_an_unsure_first_turn_that_says_what_is_wrong_is_not_small_talk() -> None:
+    # "我买的耳机坏了" read return_exchange 0.4992 in context: "this I cannot help with" before.
+    for text in ("我买的耳机坏了", "收到的杯子是碎的", "my headphones stopped working"):
+        r = DialogueState(threshold=0.5).resolve(
+            text, pred("return_exchange", 0.46), in_context=pred("return_exchange", 0.4992)
+        )
+        assert (r.intent, r.out_of_scope, r.unsure) == ("return_exchange", False, True), text
+    # Saying nothing wrong, or read out of scope either way, it stays out of scope; and later in
+    # a conversation the conversation's intent is kept as before.
+    for text, alone in (("我买了一副耳机", "return_exchange"), ("耳机坏了", OOS)):
+        r = DialogueState(threshold=0.5).resolve(
+            text, pred(alone, 0.46), in_context=pred("return_exchange", 0.4992)
+        )
+        assert r.out_of_scope, text
+    later = DialogueState(threshold=0.5, intent="logistics")
+    r = later.resolve("耳机坏了", pred("return_exchange", 0.46), in_context=pred("logistics", 0.4))
+    assert (r.intent, r.out_of_scope) == ("logistics", False)
+
+
 def test_rules_that_come_before_the_context_model() -> None:
     state = DialogueState(threshold=0.5, intent="order_status")
     # A bare value answers the open request whatever the model says; thanks are out of scope.

@@ -109,6 +109,14 @@ def conversation_plan(
                 "a confirmation while a proposal waits for the agent: nothing new is proposed",
                 situation="act_confirmation_pending",
             )
+        if act.act == "confirmation" and _nothing_to_go_ahead_with(reading, acts):
+            # "ok go ahead" after a policy or a remedy was told ("…we send a replacement or
+            # refund it"): "All right." said it would be done, and nothing was put in
+            return Plan(
+                reading.intent.name,
+                "told to go ahead with nothing put in or offered: said so, nothing proposed",
+                situation="nothing_to_go_ahead",
+            )
         return Plan(
             reading.intent.name,
             f"a dialogue act ({act.act}): answered as such, nothing looked up or proposed",
@@ -121,6 +129,13 @@ def conversation_plan(
             situation="preference_noted",
         )
     return _courtesy_plan(reading, acts, waits_for_customer)
+
+
+def _nothing_to_go_ahead_with(reading: Reading, acts: ActPhrases) -> bool:
+    """The turn tells the agent to go ahead ("ok go ahead", "好的，就这么办") in a conversation
+    where nothing was ever put forward and no workflow waits: there is nothing to go ahead
+    with. (Once something was put in, "好的" after it is a plain confirmation.)"""
+    return acts.goes_ahead(reading.text) and not reading.proposals and reading.waiting is None
 
 
 def _says_much(text: str) -> bool:

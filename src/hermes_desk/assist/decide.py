@@ -261,8 +261,9 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
 
 def _asked_if_done(reading: Reading, pack: Pack) -> Plan | None:
     """ "好了吗", "登记了吗", "is it done?" and nothing else, after a request — or "why not?" after
-    an agent turned it down: whether the session's newest write went through, whatever intent
-    the few words read as ("好了吗" read as small talk said an executed return still waited; "is
+    an agent turned it down, or "那怎么办" right after it was put forward and while it waits for
+    the agent: whether the session's newest write went through, whatever intent the few words
+    read as ("好了吗" read as small talk said an executed return still waited; "is
     it done?" as a parcel's intent asked for an order number). Its workflow is shown, or the
     write recalled: done, waiting for the agent, or turned down. None while a workflow waits
     for the customer (it asks again), when the turn names a record or another intent's subject
@@ -276,7 +277,9 @@ def _asked_if_done(reading: Reading, pack: Pack) -> Plan | None:
     if newest is None:
         return None
     # "why not?" right after an agent turned it down asks about that too
-    if not (asks_if_done(reading.text) or (newest.turned_down and asks_why(reading.text))):
+    asked = asks_if_done(reading.text) or (newest.turned_down and asks_why(reading.text))
+    what_now = not asked and newest.pending and _asks_what_now(reading.text)
+    if not (asked or what_now):
         return None
     workflow = str(newest.why.get("workflow") or "")
     owners = [n for n, spec in pack.intents.items() if workflow and spec.workflow == workflow]
@@ -284,6 +287,10 @@ def _asked_if_done(reading: Reading, pack: Pack) -> Plan | None:
         return None  # a workflow no intent of the pack starts: not this conversation's
     name = owners[0] if owners else str(newest.why.get("intent") or "")
     if name not in pack.intents:
+        return None
+    if what_now and reading.previous_intent != name:
+        # "那怎么办" right after the return was put forward asks what happens now: it waits (a
+        # knowledge search found nothing); after a parcel's status since, it asks of the parcel
         return None
     others = tuple(
         word for other, spec in pack.intents.items() if other != name for word in spec.topic_phrases
@@ -498,8 +505,7 @@ def _problem(reading: Reading) -> str | None:
     if before is None or before == reading.text or not reports(before, phrases):
         return reading.text if reports(reading.text, phrases) else None
     # "那怎么办" after "少发了一件": what to do about the problem just reported.
-    what_now = _WHAT_NOW.search(reading.text) is not None and is_short(reading.text, words=6)
-    if what_now or reports(reading.text, phrases):
+    if _asks_what_now(reading.text) or reports(reading.text, phrases):
         return f"{before} {reading.text}"
     # "202405181001" after "快递被压坏了": the number of the problem's record (its status, said
     # again, answered nothing of the damage)
@@ -512,6 +518,11 @@ _WHAT_NOW = re.compile(
     r"|what happens now|what can you do|what are my options",
     re.IGNORECASE,
 )
+
+
+def _asks_what_now(text: str) -> bool:
+    """A few words that only ask what to do now ("那怎么办", "what now?")."""
+    return _WHAT_NOW.search(text) is not None and is_short(text, words=6)
 
 
 def _turn_before(reading: Reading) -> str | None:

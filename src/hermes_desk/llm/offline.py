@@ -96,6 +96,9 @@ SITUATIONS: dict[str, tuple[str, ...]] = {
     "nothing_to_withdraw": (),
     # "Is it done?" with nothing put in during the conversation: said so, never "好的".
     "nothing_put_in": (),
+    # "Go ahead" with nothing put in or offered: said so, never "All right." (as if it would be
+    # done); without a template of its own, "nothing put in".
+    "nothing_to_go_ahead": ("nothing_put_in",),
     # Taken back again after it was withdrawn: never put forward anew, never "never put in".
     "already_withdrawn": (),
     # Taken back after an agent turned it down: it was put in, so never "never put in".

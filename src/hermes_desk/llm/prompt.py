@@ -78,6 +78,8 @@ _SITUATIONS = {
         "确认不会办理，不要索要订单号，不要说已撤回",
         "nothing_put_in": "客户问办好了没有，但这次对话还没有提交过任何申请：如实说明，"
         "询问需要办理什么，不要说已经办好",
+        "nothing_to_go_ahead": "客户让我们去办，但这次对话没有提交过、也没有提出过任何申请："
+        "如实说明还没有提交，询问需要办理什么，不要说好的会办",
         "already_withdrawn": "客户再次说不办了，这项申请之前已经撤回：确认已撤回、不会办理，"
         "不要重新提交",
         "not_going_ahead": "客户说不办了，这项申请客服之前已经驳回（或已过期）：确认不会办理，"
@@ -113,6 +115,9 @@ _SITUATIONS = {
         " something was withdrawn",
         "nothing_put_in": "the customer asks whether it is done, but nothing was put in during"
         " this conversation: say so and ask what they want done; never say something is done",
+        "nothing_to_go_ahead": "the customer tells you to go ahead, but nothing was put in or"
+        " offered during this conversation: say nothing is in yet and ask what they want done;"
+        " never say it will be done",
         "already_withdrawn": "the customer takes back again a request already withdrawn: confirm"
         " it stays withdrawn and nothing will be done; never put it in again",
         "not_going_ahead": "the customer takes back a request an agent turned down (or that"

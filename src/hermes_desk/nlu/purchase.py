@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from hermes_desk.nlu.dates import DateMention
 
-__all__ = ["find_product", "find_purchase_date", "find_reason"]
+__all__ = ["find_product", "find_purchase_date", "find_reason", "says_what_is_wrong"]
 
 _ZH_BUY = r"(?:买|购买|订购|订|下单|下的单|入手|收到|拿到|到手)"
 _ZH_MEASURE = (
@@ -62,7 +62,7 @@ _ZH_BUY_AFTER = re.compile(rf"^\s*(?:才|刚|就|时|的时候)?\s*{_ZH_BUY}")
 _EN_BUY = re.compile(r"\b(?:bought|ordered|purchased|got|placed)\b", re.IGNORECASE)
 
 _REASON_CUES = re.compile(
-    r"太(?:大|小|长|短|紧|松|肥|瘦|薄|厚|重|贵)|有点(?:大|小|长|短|紧|松|肥|瘦)|偏(?:大|小|紧)|尺码|尺寸|不合(?:适|身|脚)|质量|坏了|坏的|破了|破损|碎了|裂了|裂开|摔坏|压坏|漏水|漏气"
+    r"太(?:大|小|长|短|紧|松|肥|瘦|薄|厚|重|贵)|有点(?:大|小|长|短|紧|松|肥|瘦)|偏(?:大|小|紧)|尺码|尺寸|不合(?:适|身|脚)|质量|坏了|坏的|破了|破损|碎了|碎的|碎掉|裂了|裂开|开胶|摔坏|压坏|漏水|漏气"
     r"|不亮|没反应|开不了机|用不了|不能用|不好用|发错|错发|少发|漏发|拍错|买错|买(?:大|小)了|不喜欢|色差"
     r"|(?:颜色|尺码|型号)不对|与描述不符|和描述不符"
     r"|不一样|有问题|故障|划痕|异味|过敏|不想要|不需要|不要了|过期|瑕疵|掉色|起球|开线|杂音|噪音|没声音|不响"
@@ -166,6 +166,11 @@ def _after_because(reason: str) -> str:
     return reason
 
 
+def says_what_is_wrong(text: str) -> bool:
+    """Does ``text`` say what is wrong with a purchase ("耳机坏了", "the jacket is too small")?"""
+    return _REASON_CUES.search(text) is not None
+
+
 def find_reason(text: str) -> str | None:
     """The clause that says what is wrong with the purchase ("尺码太大", "it leaks"), trimmed of
     the request around it ("想退货", "I want to return it")."""
@@ -184,15 +189,18 @@ def find_reason(text: str) -> str | None:
         reason = _EN_TRIM_TAIL.sub("", reason)
         reason = _EN_TRIM_HEAD.sub("", reason).strip()
         reason = _after_because(reason)
-        # "订单…的衣服有点小" (its number there, or blanked out by its extractor): the thing,
-        # not the label
+        # "订单…的衣服有点小", "<number>的杯子是碎的" (its number there, or blanked out by its
+        # extractor): the thing, not the label
         reason = re.sub(
-            r"^(?:(?:订单号?|order)\s*\d{6,}|订单号?\s+)\s*(?:的(?=\S))?",
+            r"^(?:(?:订单号?|order)?\s*\d{6,}|订单号?\s+)\s*(?:的(?=\S))?",
             "",
             reason,
             flags=re.IGNORECASE,
         ).strip()
         reason = re.sub(r"\s+订单号?\s*[:：]?\s*$", "", reason)  # "东西坏了 订单…": the label
+        # "<number>的杯子是碎的", the number blanked out: the thing, not the 的 that tied it
+        # to its number (的确, "indeed", is a word of its own)
+        reason = re.sub(r"^的(?!确)(?=\S)", "", reason)
         reason = re.sub(r"\s{2,}", " ", reason)  # an order number blanked out by its extractor
         if not _REASON_CUES.search(reason):
             # The cue was inside the request trimmed away ("换个大一号的", "exchange them for a
