@@ -12,6 +12,7 @@ import pytest
 from hermes_desk.actions import Proposal
 from hermes_desk.assist.converse import after_the_withdrawal, conversation_plan, with_the_rest
 from hermes_desk.assist.records import Clause, Lookup, Plan, ProposedWrite
+from hermes_desk.nlu import request_act
 from hermes_desk.packs import Pack
 
 from .test_decide import _waiting, reading
@@ -436,3 +437,32 @@ def test_a_go_ahead_with_nothing_put_in_or_offered_is_told_so(pack: Pack, text: 
     # after asking whether it may be done, it is that request (decide's)
     asked = replace(after_policy, previous_text="订单202405230909能退吗")
     assert conversation_plan(asked, pack.acts, lambda _text: []) is None
+
+
+@pytest.mark.parametrize(
+    "text", ["找到了 在快递柜", "那我再考虑考虑", "finally an answer", "I was home all day"]
+)
+def test_a_remark_later_in_a_conversation_is_taken_as_said(pack: Pack, text: str) -> None:
+    """ "I was home all day" after a parcel's status got "Sorry, I cannot help with that one. Is
+    there anything about orders, shipping or returns?": not a reply to send."""
+    later = reading(pack, "oos", text, previous_text="我的包裹202405240001到哪了",
+                    previous_intent="logistics")  # fmt: skip
+    plan = conversation_plan(later, pack.acts, lambda _text: [])
+    assert plan is not None and plan.situation == "remark_noted", plan
+    assert plan.lookups == () and plan.writes == () and plan.workflow is None
+
+
+@pytest.mark.parametrize(
+    ("text", "previous"),
+    [("找到了 在快递柜", None),  # the first turn: what this service does is said
+     ("你们卖手机吗", "我的包裹202405240001到哪了"),  # a question
+     ("行 那你帮我取消吧", "我的包裹202405240001到哪了"),  # a request
+     ("我跟你说，我上个月买了一个东西，到现在都没用上，我家里人也一直问我这个东西怎么回事，烦死了",
+      "我的包裹202405240001到哪了")],  # more than a remark
+)  # fmt: skip
+def test_a_question_a_request_or_a_first_turn_is_no_remark(
+    pack: Pack, text: str, previous: str | None
+) -> None:
+    turn = reading(pack, "oos", text, previous_text=previous, act=request_act(text))
+    plan = conversation_plan(turn, pack.acts, lambda _text: [])
+    assert plan is None or plan.situation != "remark_noted", plan

@@ -62,6 +62,28 @@ def test_a_question_about_a_named_orders_refund_looks_the_order_up_before_the_ar
 
 
 @pytest.mark.parametrize(
+    ("text", "reported", "said"),
+    [("我的退货202405100789到哪一步了", True, "order_status"),
+     ("where is my parcel 202405100789", False, None),  # the parcel's own question
+     # the parcel's subject named: sent back by the courier, not a return
+     ("我的包裹202405100789被退回去了 怎么回事", False, None),
+     ("202405100789的退货到哪一步了，帮我取消吧", False, None)],  # a request the article answers
+)  # fmt: skip
+def test_a_report_of_another_intent_read_as_a_parcels_says_where_the_record_stands(
+    pack: Pack, tools: dict[str, ToolSpec], text: str, reported: bool, said: str | None
+) -> None:
+    """ "我的退货…到哪一步了" read as a parcel's question (0.51) got the outbound parcel's status
+    ("已签收。如果您没有收到，我马上帮您核实") for an order being returned. In the words of another
+    intent's ``status_reports`` it is that report: the order is looked up and its status said,
+    and the conversation goes on with that intent."""
+    turn = reading(pack, "logistics", text, act=request_act(text),
+                   slots={"order_id": "202405100789"})  # fmt: skip
+    plan = decide(turn, pack, tools, user="u1")
+    assert (plan.if_found == "status_reported") is reported, plan
+    assert plan.conversation_intent == said and plan.writes == () and plan.workflow is None
+
+
+@pytest.mark.parametrize(
     "text, intent",
     [("我的跑步鞋退款到账了吗，订单202405170666", "return_exchange"),
      ("退货的钱到了吗 202405170666", "return_exchange"),

@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from hermes_desk.assist.records import Plan, Reading
 from hermes_desk.memory.fact import CandidateFact
-from hermes_desk.nlu import asks_for_something, asks_if_allowed, asks_if_done
+from hermes_desk.nlu import asks_for_something, asks_if_allowed, asks_if_done, request_act
 from hermes_desk.nlu.dialogue_acts import ActPhrases
 
 __all__ = [
@@ -128,7 +128,9 @@ def conversation_plan(
             "a stated contact preference: noted; nothing looked up or proposed",
             situation="preference_noted",
         )
-    return _courtesy_plan(reading, acts, waits_for_customer)
+    return _courtesy_plan(reading, acts, waits_for_customer) or _remark_plan(
+        reading, waits_for_customer
+    )
 
 
 def _nothing_to_go_ahead_with(reading: Reading, acts: ActPhrases) -> bool:
@@ -178,6 +180,29 @@ def _courtesy_plan(reading: Reading, acts: ActPhrases, waits_for_customer: bool)
         reading.intent.name,
         f"out of scope, with a courtesy ({act}): answered as such, nothing looked up or proposed",
         situation=situation,
+    )
+
+
+def _remark_plan(reading: Reading, waits_for_customer: bool) -> Plan | None:
+    """An out-of-scope remark later in a conversation that neither asks nor asks for anything
+    and says little ("找到了 在快递柜", "那我再考虑考虑", "finally an answer", "I was home all
+    day") is taken as said: "I cannot help with that one. Anything about orders…?" could not
+    be sent to a customer who has been talking about their order. A question, a request or a
+    longer text keeps that answer (it says what this service does)."""
+    text = reading.text
+    if (
+        not reading.intent.out_of_scope
+        or waits_for_customer
+        or reading.previous_text is None
+        or request_act(text) == "question"
+        or asks_for_something(text)
+        or _says_much(text)
+    ):
+        return None
+    return Plan(
+        reading.intent.name,
+        "an out-of-scope remark in a conversation: taken as said, nothing looked up or proposed",
+        situation="remark_noted",
     )
 
 

@@ -138,18 +138,15 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
     # A turn that only gives the record's number goes on with the report it was asked for by
     # ("我的退款还没到账", then "202405181001": a return was put forward).
     said = (_turn_before(reading) if is_slot_only(reading.text) else None) or reading.text
-    if (
-        intent.status_reports
-        and _reports_status(_RECORD_NAMED.sub("", said), intent)
-        and not asks_for(said, intent.kb_phrases, act=request_act(said))
-        # a problem its knowledge answers comes first ("I returned it and got refunded but
-        # it's 30 less than I paid": the shortfall, not the order's status)
-        and not reports(said, intent.problem_phrases)
-        and not (acts and _asks_to_act(said))
-    ):
+    if intent.status_reports and _reports_how_it_stands(said, intent, acts):
         report = _status_report(reading, pack, tools, user=user)
         if report is not None:
             return report
+    other = _reported_of_another(said, reading, pack, tools)
+    if other is not None:
+        report = _status_report(replace(reading, intent=other), pack, tools, user=user)
+        if report is not None:
+            return replace(report, conversation_intent=other.name)
     # A question about an intent that acts — or a reading too unsure to put a write forward
     # ("my keyboard order … says lost": a return at 0.45) — is answered, not acted on; so is
     # the record a question asked for ("我的退货怎么样了", then "订单号…"): no return put forward.
@@ -961,6 +958,44 @@ def _status_report(
         lookups=(record,),
         if_found="status_reported",
     )
+
+
+def _reports_how_it_stands(said: str, intent: IntentSpec, acts: bool) -> bool:
+    """Does ``said`` report how the customer's own request of ``intent`` stands — and not ask
+    what the knowledge base answers, tell a problem it answers first ("I returned it and got
+    refunded but it's 30 less than I paid": the shortfall, not the order's status), or ask for
+    something to be done?"""
+    return (
+        _reports_status(_RECORD_NAMED.sub("", said), intent)
+        and not asks_for(said, intent.kb_phrases, act=request_act(said))
+        and not reports(said, intent.problem_phrases)
+        and not (acts and _asks_to_act(said))
+    )
+
+
+def _reported_of_another(
+    said: str, reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec]
+) -> IntentSpec | None:
+    """For a turn read as an intent that neither acts nor hears reports ("我的退货…到哪一步了"
+    read as a parcel's, at 0.51) that names its record and not the intent's subject (its
+    ``kb_topic``): the first intent of the pack in whose ``status_reports`` phrases it says how
+    the customer's own request stands — so the record's status is said ("正在退货中：仓库收到
+    商品并验收后会发起退款…"), not the outbound parcel's ("已签收。如果您没有收到，我马上帮您核实").
+    None for any other turn."""
+    intent = reading.intent
+    if intent.status_reports or _acts(intent, tools) or not reading.found:
+        return None  # a turn naming no record reads as asked ("多扣的钱什么时候退给我")
+    if mentions(said, intent.topic_phrases):
+        return None  # "我的包裹…被退回去了" is the parcel's, sent back by the courier
+    bare = _RECORD_NAMED.sub("", said)
+    for spec in pack.intents.values():
+        if (
+            spec.status_reports
+            and reports(bare, spec.status_phrases)
+            and _reports_how_it_stands(said, spec, _acts(spec, tools))
+        ):
+            return spec
+    return None
 
 
 def _went_through(reading: Reading, workflow_id: str) -> bool:

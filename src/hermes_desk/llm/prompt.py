@@ -78,6 +78,8 @@ _SITUATIONS = {
         "确认不会办理，不要索要订单号，不要说已撤回",
         "nothing_put_in": "客户问办好了没有，但这次对话还没有提交过任何申请：如实说明，"
         "询问需要办理什么，不要说已经办好",
+        "remark_noted": "客户随口说了一句，没有提问也没有要求办理：简短回应，询问还需要什么帮助，"
+        "不要说无法处理",
         "nothing_to_go_ahead": "客户让我们去办，但这次对话没有提交过、也没有提出过任何申请："
         "如实说明还没有提交，询问需要办理什么，不要说好的会办",
         "already_withdrawn": "客户再次说不办了，这项申请之前已经撤回：确认已撤回、不会办理，"
@@ -115,6 +117,8 @@ _SITUATIONS = {
         " something was withdrawn",
         "nothing_put_in": "the customer asks whether it is done, but nothing was put in during"
         " this conversation: say so and ask what they want done; never say something is done",
+        "remark_noted": "the customer made a remark that asks nothing and asks for nothing:"
+        " answer briefly and ask what else they need; never say you cannot help",
         "nothing_to_go_ahead": "the customer tells you to go ahead, but nothing was put in or"
         " offered during this conversation: say nothing is in yet and ask what they want done;"
         " never say it will be done",
