@@ -76,3 +76,26 @@ def test_records_in_one_clause_or_a_long_list_are_not_read_one_by_one(pack: Pack
     fewer = "，".join(f"{i}到哪了" for i in ids[:MAX_CLAUSES_READ])
     clauses, _request = _read(stage, pack, fewer, "logistics")
     assert len(clauses) == MAX_CLAUSES_READ
+
+
+def test_a_request_after_the_records_it_names_makes_the_turn_that_request(pack: Pack) -> None:
+    """ "订单A和B帮我退货" read as their status (0.82): the statuses were said and the return
+    asked for went unheard. The words after the last record are the request."""
+    stage, reads = _stage(pack)
+    for text in (
+        f"订单{B}和{A}帮我退货",
+        f"我的订单{B}，还有{A}，帮我退货",
+        f"orders {B} and {A} 退货",
+    ):
+        _found, mentions = stage.slots.read(text)
+        request = stage._request_after_records(text, pack.intent("order_status"), mentions)
+        assert request is not None and request.name == "return_exchange", text
+    assert reads.read[-1] == " 退货"
+    # a question after them, words about one of them before the last, one record, or a turn
+    # already of a workflow's intent: nothing more is read into it
+    for text, intent in ((f"订单{B}和{A}能退货吗", "order_status"),
+                         (f"订单{B}到哪了，{A}帮我退货", "order_status"),
+                         (f"订单{B}帮我退货", "order_status"),
+                         (f"订单{B}和{A}帮我退货", "return_exchange")):  # fmt: skip
+        _found, mentions = stage.slots.read(text)
+        assert stage._request_after_records(text, pack.intent(intent), mentions) is None, text

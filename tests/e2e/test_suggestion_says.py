@@ -962,6 +962,13 @@ def test_a_request_is_made_of_the_record_named_with_it_and_the_other_is_answered
     assert [p["arguments"]["order_id"] for p in both["proposals"]] == ["202405181001"]
     text = both["suggestion"]["text"]
     assert "202405181001 提交申请" in text and "202405201234 的包裹目前运输中" in text, text
+    # "订单A和B帮我退货" read as their status said both and put nothing forward: the request
+    # after the records is put forward for A, and B is told it needs its own
+    sid = service.open_session("u1001", resume=False)["session_id"]
+    after = service.turn(sid, "u1001", "订单202405181001和202405201234帮我退货")
+    assert after["intent"]["name"] == "return_exchange", after["intent"]
+    assert [p["arguments"]["order_id"] for p in after["proposals"]] == ["202405181001"]
+    assert "202405201234 需要单独办理" in after["suggestion"]["text"], after["suggestion"]
     # a question in each clause puts nothing forward
     sid = service.open_session("u1001", resume=False)["session_id"]
     asked = service.turn(sid, "u1001", "订单202405181001能退货吗，还有202405201234到哪了")

@@ -17,11 +17,14 @@ has those clauses read alone too (at most :data:`MAX_CLAUSES_READ`): its request
 record named with it (B), and a turn read as the question one clause asks, whose other clause
 is worded as a request of an intent with a workflow ("订单B退货，还有A到哪了"), is that request —
 put forward for the agent — with the question answered after it
-(:mod:`~hermes_desk.assist.several`).
+(:mod:`~hermes_desk.assist.several`). So is a turn that names several records and then, after
+the last, only a request of such an intent ("订单A和B帮我退货", read as their status): it is put
+forward for the first, and the others are told they need a request of their own.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, Literal
 
@@ -56,6 +59,13 @@ __all__ = ["MAX_CLAUSES_READ", "TurnReaderStage", "language_of"]
 #: A turn naming more records than this, each in a clause of its own, is a list of them: its
 #: clauses are not read one by one (each would cost a pass of the classifier).
 MAX_CLAUSES_READ = 6
+# Words that only name or join records ("我的订单A，还有B", "orders A and B"): a turn of these
+# before its last record asks nothing of them yet.
+_ONLY_RECORDS = re.compile(
+    r"(?:\s|[，,、。.;；:：#]|我的|我|的|订单号?|单号|号码|和|跟|与|以及|及|还有|另外|两个|这|那"
+    r"|\b(?:my|the|orders?|numbers?|no|and|also|plus|both)\b)*",
+    re.IGNORECASE,
+)
 
 
 def language_of(text: str, previous: str | None = None) -> str:
@@ -104,7 +114,9 @@ class TurnReaderStage:
         found = _not_the_withdrawals_words(found, text, self.pack)
         intent, carried = self._framed(resolved, waiting, text, found, previous_intent)
         clauses = self._clauses(text, intent, mentions)
-        requested = None if carried else self._request_among(clauses, intent)
+        requested = (
+            None if carried else self._request_among(clauses, intent)
+        ) or self._request_after_records(text, intent, mentions)
         intent = requested or intent
         state.intent = intent.name if not intent.out_of_scope else state.intent
         nlu_ms = (time.perf_counter() - perf) * 1000
@@ -176,6 +188,37 @@ class TurnReaderStage:
             and read_act(c.text) == "request"
         }
         return self.pack.intent(acting.pop()) if len(acting) == 1 else None
+
+    def _request_after_records(
+        self, text: str, intent: IntentSpec, mentions: dict[str, list[str]]
+    ) -> IntentSpec | None:
+        """The intent of the request a turn makes after naming several records and nothing
+        else ("订单A和B帮我退货", "我的订单A，还有B，帮我退货"): read as their status (0.82: the
+        words are mostly numbers), the return asked for went unheard. The words after the last
+        record, read alone, are a request of an intent with a workflow: the turn is that
+        request — put forward for the first record, the others told they need their own."""
+        if intent.workflow or intent.out_of_scope:
+            return None
+        named = [
+            v
+            for slot, values in mentions.items()
+            if len(values) > 1 and slot in intent.slots
+            for v in values
+            if isinstance(v, str) and v in text
+        ]
+        if not named:
+            return None
+        end = max(text.rfind(v) + len(v) for v in named)
+        head, tail = text[:end], text[end:]
+        for value in named:
+            head = head.replace(value, " ")
+        if not tail.strip() or _ONLY_RECORDS.fullmatch(head) is None:
+            return None
+        alone = self.intents.classifier.predict(tail)
+        spec = self.pack.intents.get(alone.intent)
+        if spec is None or not spec.workflow or alone.confidence < self.oos_threshold:
+            return None
+        return spec if read_act(tail) == "request" else None
 
     def _clauses(
         self, text: str, intent: IntentSpec, mentions: dict[str, list[str]]
