@@ -461,9 +461,12 @@ def test_what_now_while_the_write_waits_for_the_agent_shows_it(
     plan = decide(turn, pack, tools, user="u7")
     assert (plan.workflow == WorkflowMove("show", "return_refund", "wf_1")) is shown, plan
     assert (plan.situation == "still_proposed") is shown and plan.writes == ()
-    # after another request's turn since ("my parcel … is stuck"), it asks of that one
+    # after another request's turn since ("my parcel … is stuck"), or read as another
+    # intent's own question (the lost parcel's), it asks of that one
     since = dataclasses.replace(turn, previous_intent="logistics")
     assert decide(since, pack, tools, user="u7").situation != "still_proposed"
+    parcel = reading(pack, "logistics", text, proposals=[refund], previous_intent="return_exchange")
+    assert decide(parcel, pack, tools, user="u7").situation != "still_proposed"
 
 
 def test_is_it_done_after_a_note_recalls_the_ticket_it_was_added_to(

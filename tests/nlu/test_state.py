@@ -334,6 +334,17 @@ def test_an_unsure_first_turn_that_says_what_is_wrong_is_not_small_talk() -> Non
             text, pred(alone, 0.46), in_context=pred("return_exchange", 0.4992)
         )
         assert r.out_of_scope, text
+    # naming what the service is about ("any news on my lost parcel?" at 0.466) is no small talk
+    subjects = ("parcel", "包裹")
+    for text in ("any news on my lost parcel?", "上次那个包裹呢"):
+        r = DialogueState(threshold=0.5, subjects=subjects).resolve(
+            text, pred("logistics", 0.42), in_context=pred("logistics", 0.466)
+        )
+        assert (r.intent, r.out_of_scope, r.unsure) == ("logistics", False, True), text
+    plain = DialogueState(threshold=0.5, subjects=subjects).resolve(
+        "any news for me?", pred("logistics", 0.42), in_context=pred("logistics", 0.466)
+    )
+    assert plain.out_of_scope
     later = DialogueState(threshold=0.5, intent="logistics")
     r = later.resolve("耳机坏了", pred("return_exchange", 0.46), in_context=pred("logistics", 0.4))
     assert (r.intent, r.out_of_scope) == ("logistics", False)

@@ -285,9 +285,11 @@ def _asked_if_done(reading: Reading, pack: Pack) -> Plan | None:
     name = owners[0] if owners else str(newest.why.get("intent") or "")
     if name not in pack.intents:
         return None
-    if what_now and reading.previous_intent != name:
+    asked_of_it = reading.intent.name in (name, KB_INTENT) or reading.intent.out_of_scope
+    if what_now and (reading.previous_intent != name or not asked_of_it):
         # "那怎么办" right after the return was put forward asks what happens now: it waits (a
-        # knowledge search found nothing); after a parcel's status since, it asks of the parcel
+        # knowledge search found nothing); after a parcel's status since, or read surely as the
+        # lost parcel's ("那现在怎么办" after a complaint about it), it asks of the parcel
         return None
     others = tuple(
         word for other, spec in pack.intents.items() if other != name for word in spec.topic_phrases

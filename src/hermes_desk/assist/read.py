@@ -106,7 +106,7 @@ class TurnReaderStage:
             await self.workflows.find_waiting(session.id) if self.workflows is not None else None
         )
         perf = time.perf_counter()
-        state = _state_of(session, self.oos_threshold)
+        state = _state_of(session, self.oos_threshold, self.pack.topic_phrases)
         previous_slots = dict(state.slots)
         previous_intent, previous_text = state.intent, state.last_text
         resolved = self.intents.read(text, state)
@@ -320,7 +320,7 @@ def _requested(clauses: tuple[Clause, ...], intent: str) -> dict[str, str]:
     return out
 
 
-def _state_of(session: Session, threshold: float) -> DialogueState:
+def _state_of(session: Session, threshold: float, subjects: tuple[str, ...] = ()) -> DialogueState:
     last_intent = next(
         (
             t.meta["intent"]
@@ -336,6 +336,7 @@ def _state_of(session: Session, threshold: float) -> DialogueState:
         slots=dict(session.slots),
         turns=len(user_turns),
         last_text=user_turns[-1].text if user_turns else None,
+        subjects=subjects,
     )
 
 

@@ -32,9 +32,10 @@ its "那", and "我要退货，订单A和B" after asking the status of A and B a
 the context model is unsure of and the turn alone reads as another intent at ``override`` or
 more is taken as that intent, but under ``sure_request`` it is ``unsure``: answered, no write
 put forward ("能帮我弄一下吗" after a forgotten password reads as a return at 0.86). And an
-unsure first turn that names such a record, or says what is wrong with a purchase ("我买的耳机坏
-了"), is not out of scope when the turn alone and the context model both read it in scope ("my
-keyboard order … never arrived"): small talk does neither. Later in a conversation, an unsure
+unsure first turn that names such a record, says what is wrong with a purchase ("我买的耳机坏
+了") or names what the service is about (``subjects``: "any news on my lost parcel?") is not
+out of scope when the turn alone and the context model both read it in scope ("my keyboard
+order … never arrived"): small talk does none of these. Later in a conversation, an unsure
 turn both readings agree is another intent, and that names a record the conversation has not,
 is that intent, ``unsure`` ("好的谢谢，另外我那个<order>还要多久到" after a password reset was
 kept on the reset, and the reset's outcome said again).
@@ -60,7 +61,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_desk.nlu.acts import NUMBER_NAMED, asks_if_allowed, request_act
+from hermes_desk.nlu.acts import NUMBER_NAMED, asks_if_allowed, mentions, request_act
 from hermes_desk.nlu.classifier import OOS, IntentPrediction
 from hermes_desk.nlu.purchase import says_what_is_wrong
 from hermes_desk.nlu.references import find_reference, resolve_reference
@@ -227,6 +228,9 @@ class DialogueState:
     slots: dict[str, Any] = field(default_factory=dict)
     turns: int = 0
     last_text: str | None = None
+    #: words that name what the service is about (a pack's ``kb_topic`` words: 订单, 包裹,
+    #: "parcel", "refund"): an unsure first turn that names one is no small talk
+    subjects: tuple[str, ...] = ()
 
     def resolve(
         self, text: str, prediction: IntentPrediction, *, in_context: IntentPrediction | None = None
@@ -298,12 +302,17 @@ class DialogueState:
         elif (
             previous is None
             and OOS not in (p.intent, in_context.intent)
-            and (_record_numbers(text) or says_what_is_wrong(text))
+            and (
+                _record_numbers(text)
+                or says_what_is_wrong(text)
+                or mentions(text.lower(), self.subjects)
+            )
         ):
             # Unsure, but both readings are in scope and the turn names a record ("my keyboard
-            # order … never arrived", "… says lost, what now?" as a first turn) or says what is
+            # order … never arrived", "… says lost, what now?" as a first turn), says what is
             # wrong with a purchase ("我买的耳机坏了" at 0.499 was told "this I cannot help
-            # with"): small talk does neither. The surer reading wins.
+            # with") or names what the service is about ("any news on my lost parcel?"): small
+            # talk does none of these. The surer reading wins.
             chosen = p.intent if p.confidence >= confidence else in_context.intent
             unsure = max(p.confidence, confidence) < self.threshold
         elif (
