@@ -1004,6 +1004,19 @@ def test_a_knowledge_question_looks_up_the_order_the_turn_names_and_searches_the
         ("get_order", {"order_id": "202405201234"}, None),
         ("kb_search", {"query": "我地址写错了，能改吗", "language": "zh"}, "about of get_order"),
     ]  # fmt: skip
+    # "and for …?" after a policy question asks it of that order (it got "no article answers
+    # this" after the order's status)
+    for follow, before, language in (
+        ("and for 202405201234?", "what's your refund policy?", "en"),
+        ("那202405201234呢", "退货运费谁出", "zh"),
+    ):
+        assert lookups(
+            follow, slots=order, previous_intent="kb_question", previous_text=before,
+            language=language,
+        ) == [
+            ("get_order", {"order_id": "202405201234"}, None),
+            ("kb_search", {"query": before, "language": language}, "about of get_order"),
+        ]  # fmt: skip
     # An order named earlier in the conversation is not looked up for the next question.
     assert lookups("怎么开发票", found={}, slots=order) == [
         ("kb_search", {"query": "怎么开发票", "language": "zh"}, None),

@@ -4,6 +4,7 @@ from hermes_desk.nlu import (
     OOS,
     DialogueState,
     IntentPrediction,
+    asks_the_same_of,
     is_acknowledgement,
     is_follow_up,
     is_short,
@@ -396,3 +397,13 @@ def test_a_number_said_as_what_it_is_is_only_a_slot_value() -> None:
     assert all(is_slot_only(text) for text in said)
     assert not is_slot_only("it is broken, order 202405181001")
     assert not is_slot_only("202411030861 is the order shipped?")
+
+
+def test_another_record_asked_the_same_of() -> None:
+    """ "and for 202405181001?" after a policy question asks it of that order."""
+    for text in ("and for 202405181001?", "what about order 202405181001", "那202405181001呢",
+                 "订单202405181001呢", "and 202405181001?"):  # fmt: skip
+        assert asks_the_same_of(text), text
+    for text in ("202405181001", "202405181001能退吗", "还有202405181001到哪了",
+                 "and for 202405181001 can I get a refund?"):  # fmt: skip
+        assert not asks_the_same_of(text), text

@@ -52,6 +52,7 @@ from hermes_desk.nlu import (
     asks_for_something,
     asks_if_allowed,
     asks_if_done,
+    asks_the_same_of,
     asks_when,
     asks_why,
     is_short,
@@ -546,7 +547,11 @@ def _record_question(
     question after it — unless the question asks when, and a write of this session went
     through for it (the return just opened: the time depends on it). None: the intent's own
     calls."""
-    elliptical = is_slot_only(reading.text) or only_changes_to(reading.text)
+    elliptical = (
+        is_slot_only(reading.text)
+        or only_changes_to(reading.text)
+        or asks_the_same_of(reading.text)  # "and for 202405181001?" after "refund policy?"
+    )
     before = _turn_before(reading) if elliptical else None
     named: Mapping[str, Any] = reading.found
     if not named and asks_when(reading.text):

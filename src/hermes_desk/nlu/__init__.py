@@ -45,6 +45,7 @@ from hermes_desk.nlu.slots import SlotExtractor, extract_durations, slot_rules
 from hermes_desk.nlu.state import (
     DialogueState,
     ResolvedIntent,
+    asks_the_same_of,
     is_acknowledgement,
     is_follow_up,
     is_short,
@@ -78,6 +79,7 @@ __all__ = [
     "asks_for_something",
     "asks_if_allowed",
     "asks_if_done",
+    "asks_the_same_of",
     "asks_when",
     "asks_why",
     "build_classifier",

@@ -92,6 +92,14 @@ _SLOT_ONLY = re.compile(
     r"[。.!！]?\s*$",
     re.IGNORECASE,
 )
+# Another record, asked the same of: a follow-up word, the record, and nothing else.
+_SAME_OF = re.compile(
+    r"^\s*(?:(?:and|what|how)\s+about|and\s+(?:for|with)|and|same\s+for|那|那么|还有|那个)\s*"
+    r"(?:(?:the|my)\s+)?(?:order\s*(?:no\.?|number|#)?\s*|订单号?\s*)?\d{6,}\s*"
+    r"(?:的呢|呢|也是吗|也一样吗)?\s*[?？。.!！]*\s*$"
+    r"|^\s*(?:订单号?\s*)?\d{6,}\s*(?:的呢|呢)\s*[?？。.]*\s*$",
+    re.IGNORECASE,
+)
 # What something should become, its subject left to the turn before ("改成北京市…", "换成大一号的",
 # "change it to 88 Jianguo Road", "send it to my office instead").
 _CHANGE_TO = re.compile(
@@ -151,6 +159,18 @@ def is_short(text: str, *, cjk_chars: int = 6, words: int = 4) -> bool:
 def is_slot_only(text: str) -> bool:
     """Is ``text`` only a slot value ("订单号是202405201234", "13800138000")?"""
     return _SLOT_ONLY.match(text) is not None
+
+
+def asks_the_same_of(text: str) -> bool:
+    """Does ``text`` only name another record, asking of it what the turn before asked ("and for
+    202405181001?", "what about order 202405181001", "那202405181001呢")?
+
+    >>> [asks_the_same_of(t) for t in ("and for 202405181001?", "那订单202405181001呢")]
+    [True, True]
+    >>> [asks_the_same_of(t) for t in ("202405181001", "202405181001能退吗")]
+    [False, False]
+    """
+    return _SAME_OF.match(text) is not None
 
 
 def only_changes_to(text: str) -> bool:
