@@ -82,6 +82,8 @@ def extract() -> SlotExtractor:
         ("202405181001的杯子是碎的", None, None, "杯子是碎的"),
         ("我的鞋子开胶了", None, None, "我的鞋子开胶了"),
         ("的确坏了", None, None, "的确坏了"),
+        # a missing piece: the product was "杯子少了一个", and no reason
+        ("我收到的杯子少了一个", "杯子", None, "杯子少了一个"),
         (
             "my air fryer 202405160123 stopped working after a week",
             None,

@@ -407,3 +407,17 @@ def test_another_record_asked_the_same_of() -> None:
     for text in ("202405181001", "202405181001能退吗", "还有202405181001到哪了",
                  "and for 202405181001 can I get a refund?"):  # fmt: skip
         assert not asks_the_same_of(text), text
+
+
+def test_an_order_number_with_its_possessive_is_only_that_number() -> None:
+    """ "订单…的" after "发票怎么开" read as a return (0.89) and put one forward: it only says
+    which order the invoice is for, and keeps the conversation's intent."""
+    assert is_slot_only("订单202405181001的") and is_slot_only("202405181001的。")
+    assert not is_slot_only("202405181001的杯子")
+    state = DialogueState(threshold=0.5, intent="kb_question")
+    r = state.resolve(
+        "订单202405181001的",
+        pred("return_exchange", 0.89),
+        in_context=pred("return_exchange", 0.89),
+    )
+    assert (r.intent, r.carried) == ("kb_question", True)

@@ -89,6 +89,7 @@ _SLOT_ONLY = re.compile(
     r"|order(?: id| number| no\.?)?|phone(?: number)?|number|code"
     r"|it'?s|that'?s|(?:it|this|that) is|is|是)\s*[:：是]?\s*)*[\d\s+\-]{6,}\s*"
     rf"(?:{NUMBER_NAMED}\s*)?"  # …or the number, then what it is ("202411030861 is the order")
+    r"(?:的)?"  # "订单…的" after "发票怎么开": the order it is for (read as a return, 0.89)
     r"[。.!！]?\s*$",
     re.IGNORECASE,
 )
