@@ -14,7 +14,9 @@ import json
 import re
 import sys
 import tempfile
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -87,16 +89,23 @@ def compare(before: dict[str, list[Row]], after: dict[str, list[Row]]) -> None:
                 print(f"{cid} | {old[0]} | {old[1:3]} {old[3]!r} -> {new[1:3]} {new[3]!r}")
 
 
-def main(argv: list[str]) -> None:
-    todo = conversations()
+@contextmanager
+def served() -> Iterator[str]:
+    """The demo backend and Hermes Desk on loopback ports, on a fresh data folder: the URL."""
     data = Path(tempfile.mkdtemp(prefix="hermes-replay-"))
     with serve_in_thread(create_backend(BackendState(today=business_today()))) as backend:
         settings = Settings(
             service={"data_dir": data, "backend_url": backend},
             workflows={"watchdog_interval_s": 3600},
         )
-        with serve_in_thread(create_app(settings)) as url, ThreadPoolExecutor(3) as pool:
-            parts = list(pool.map(lambda lane: replay(url, lane, todo), range(len(CUSTOMERS))))
+        with serve_in_thread(create_app(settings)) as url:
+            yield url
+
+
+def main(argv: list[str]) -> None:
+    todo = conversations()
+    with served() as url, ThreadPoolExecutor(3) as pool:
+        parts = list(pool.map(lambda lane: replay(url, lane, todo), range(len(CUSTOMERS))))
     result = {cid: part[cid] for cid, _ in todo for part in parts if cid in part}
     Path(argv[0]).write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
     print(json.dumps(summary(result)))

@@ -1279,3 +1279,20 @@ def test_a_turn_after_a_request_no_tool_carries_out_puts_no_write_forward(
         assert kb.tool == "kb_search" and kb.arguments["query"] == f"{before} {text}"
     else:
         assert plan.workflow is not None and plan.workflow.kind == "start"
+
+
+@pytest.mark.parametrize("text", ["order 202405181001", "202405181001", "for order 202405181001"])
+def test_a_bare_number_with_no_request_before_it_only_looks_the_record_up(
+    pack: Pack, tools: dict[str, ToolSpec], text: str
+) -> None:
+    """ "order 202405181001" after "when are you open?" (out of scope) read as a return, and a
+    return was put forward: a number asks for nothing to be done. It is looked up as the order
+    intent would; after a request for the return ("退货", then the number), it is that request."""
+    opening = reading(pack, "return_exchange", text, slots={"order_id": "202405181001"})
+    plan = decide(opening, pack, tools, user="u1")
+    assert plan.writes == () and plan.workflow is None, plan
+    assert plan.conversation_intent == "order_status"
+    assert [lookup.tool for lookup in plan.lookups] == ["get_shipment"]
+    asked = dataclasses.replace(opening, previous_intent="return_exchange", previous_text="退货")
+    requested = decide(asked, pack, tools, user="u1").workflow
+    assert requested is not None and requested.kind == "start"

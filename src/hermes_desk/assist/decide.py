@@ -136,6 +136,11 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
     if intent.out_of_scope:
         return Plan(intent.name, "out of scope: no tool runs")
     acts = _acts(intent, tools)
+    if acts and _asks_nothing_yet(reading) and is_slot_only(reading.text):
+        looked_up = _looks_the_record_up(reading, pack, tools)
+        if looked_up is not None:  # "order 202405181001" after small talk: a return was put
+            plan = decide(replace(reading, intent=looked_up), pack, tools, user=user)
+            return replace(plan, conversation_intent=plan.conversation_intent or looked_up.name)
     # A turn that only gives the record's number goes on with the report it was asked for by
     # ("我的退款还没到账", then "202405181001": a return was put forward).
     said = (_turn_before(reading) if is_slot_only(reading.text) else None) or reading.text
@@ -965,6 +970,32 @@ def _status_report(
         lookups=(record,),
         if_found="status_reported",
     )
+
+
+def _asks_nothing_yet(reading: Reading) -> bool:
+    """Nothing in the conversation asked for anything: no intent, no proposal, no workflow."""
+    return reading.previous_intent is None and not reading.proposals and reading.waiting is None
+
+
+def _looks_the_record_up(
+    reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec]
+) -> IntentSpec | None:
+    """For a turn that only gives a record's number with no request before it in the
+    conversation (it opens it, or follows small talk): the first intent of the pack that only
+    looks such a record up (it needs the number, writes nothing, starts no workflow, answers
+    no knowledge question) — a bare number asks for nothing to be done, whatever the model
+    reads into it ("order 202405181001" after "when are you open?" put a return forward)."""
+    named = set(reading.found)
+    for spec in pack.intents.values():
+        if (
+            spec.name != KB_INTENT
+            and not spec.out_of_scope
+            and spec.required_slots
+            and set(spec.required_slots) <= named
+            and not _acts(spec, tools)
+        ):
+            return spec
+    return None
 
 
 def _reports_how_it_stands(said: str, intent: IntentSpec, acts: bool) -> bool:

@@ -208,6 +208,8 @@ _NOT_ASKED = re.compile(
 _HOW = re.compile(
     r"(?:能|可以|能不能|可不可以|怎么|怎样|如何|还能)\s*$"
     r"|\b(?:can|could)\s+(?:i|we|you|they|it)\s+(?:still\s+)?$|\bhow\s+(?:do|can|could)\s+(?:i|we)\s+$"
+    # "could I get it one size up?", "can I have a bigger size?"
+    r"|\b(?:can|could)\s+(?:i|we)\s+(?:still\s+)?(?:get|have)\s+(?:it|them|this|that|one\s+in)?\s*$"
     r"|\bhow\s+to\s+$|\bpossible\s+to\s+$",
     re.IGNORECASE,
 )
@@ -226,6 +228,8 @@ def asks_for(text: str, phrases: tuple[str, ...], *, act: DialogueAct = "request
     >>> [asks_for(t, ("取消",), act="question") for t in ("能取消吗", "取消了吗")]
     [True, False]
     >>> asks_for("能送到公司吗，地址改成高新路100号", ("地址改",), act="question")
+    True
+    >>> asks_for("could I get it one size up?", ("one size up",), act="question")
     True
     """
     if not phrases:

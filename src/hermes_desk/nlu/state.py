@@ -85,7 +85,8 @@ _FOLLOW_UP_START = re.compile(
 )
 _FOLLOW_UP_END = re.compile(r"(呢|呀|啊)\s*[?？!！。.]*\s*$")
 _SLOT_ONLY = re.compile(
-    r"^\s*(?:(?:我的|my|the)?\s*(?:订单号?|单号|手机号?|电话|号码|验证码"
+    r"^\s*(?:(?:for|about|on|关于|是)\s*)?"  # "for order …" after "do coupons expire"
+    r"(?:(?:我的|my|the)?\s*(?:订单号?|单号|手机号?|电话|号码|验证码"
     r"|order(?: id| number| no\.?)?|phone(?: number)?|number|code"
     r"|it'?s|that'?s|(?:it|this|that) is|is|是)\s*[:：是]?\s*)*[\d\s+\-]{6,}\s*"
     rf"(?:{NUMBER_NAMED}\s*)?"  # …or the number, then what it is ("202411030861 is the order")
