@@ -1296,3 +1296,16 @@ def test_a_bare_number_with_no_request_before_it_only_looks_the_record_up(
     asked = dataclasses.replace(opening, previous_intent="return_exchange", previous_text="退货")
     requested = decide(asked, pack, tools, user="u1").workflow
     assert requested is not None and requested.kind == "start"
+
+
+def test_asking_for_the_hotline_is_no_complaint_but_the_hotline_failing_is(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """ "customer service phone number" read as a complaint (0.57) put a ticket forward: the
+    knowledge base answers it. A complaint about the hotline is still a complaint."""
+    asked = decide(reading(pack, "complaint", "customer service phone number", language="en"),
+                   pack, tools, user="u1")  # fmt: skip
+    assert asked.answer_intent == "kb_question" and asked.writes == ()
+    failing = "你们的客服热线打不通 打了十几遍都占线 太差了"
+    [write] = decide(reading(pack, "complaint", failing), pack, tools, user="u1").writes
+    assert write.tool == "create_ticket"
