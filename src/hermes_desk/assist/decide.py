@@ -32,6 +32,10 @@ Rules (SPEC §8):
   return) is answered, not the waiting write shown again;
 - a go-ahead right after asking whether something may be done ("can I return order …?", then
   "great, do it") is that request;
+- a bare record number with nothing asked before it in the conversation ("order …" after small
+  talk) is looked up, never acted on; one after a question or a report answers that, and a
+  turn read as a parcel's that says in another intent's words how the customer's request
+  stands ("我的退货…到哪一步了") is that report;
 - a turn never puts forward what it takes back ("我不要退货，只要退款": no return is proposed;
   what it asks is answered from the knowledge base).
 """
