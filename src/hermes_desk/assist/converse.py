@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from hermes_desk.assist.records import Plan, Reading
 from hermes_desk.memory.fact import CandidateFact
-from hermes_desk.nlu import asks_for_something, asks_if_allowed, asks_if_done, request_act
+from hermes_desk.nlu import asks_for_something, asks_if_allowed, asks_if_done
 from hermes_desk.nlu.dialogue_acts import ActPhrases
 
 __all__ = [
@@ -194,7 +194,7 @@ def _remark_plan(reading: Reading, waits_for_customer: bool) -> Plan | None:
         not reading.intent.out_of_scope
         or waits_for_customer
         or reading.previous_text is None
-        or request_act(text) == "question"
+        or reading.act == "question"
         or asks_for_something(text)
         or _says_much(text)
     ):

@@ -1003,13 +1003,19 @@ def _looks_the_record_up(
 
 
 def _reports_how_it_stands(said: str, intent: IntentSpec, acts: bool) -> bool:
-    """Does ``said`` report how the customer's own request of ``intent`` stands — and not ask
-    what the knowledge base answers, tell a problem it answers first ("I returned it and got
-    refunded but it's 30 less than I paid": the shortfall, not the order's status), or ask for
-    something to be done?"""
+    """Does ``said`` report how the customer's own request of ``intent`` stands, and only that
+    (:func:`_only_reports`)?"""
+    return _reports_status(_RECORD_NAMED.sub("", said), intent) and _only_reports(
+        said, intent, acts
+    )
+
+
+def _only_reports(said: str, intent: IntentSpec, acts: bool) -> bool:
+    """A report that does not also ask what the knowledge base answers, tell a problem it
+    answers first ("I returned it and got refunded but it's 30 less than I paid": the
+    shortfall, not the order's status), or ask for something to be done."""
     return (
-        _reports_status(_RECORD_NAMED.sub("", said), intent)
-        and not asks_for(said, intent.kb_phrases, act=request_act(said))
+        not asks_for(said, intent.kb_phrases, act=request_act(said))
         and not reports(said, intent.problem_phrases)
         and not (acts and _asks_to_act(said))
     )
@@ -1033,8 +1039,8 @@ def _reported_of_another(
     for spec in pack.intents.values():
         if (
             spec.status_reports
-            and reports(bare, spec.status_phrases)
-            and _reports_how_it_stands(said, spec, _acts(spec, tools))
+            and reports(bare, spec.status_phrases)  # its phrases, not any telling of events
+            and _only_reports(said, spec, _acts(spec, tools))
         ):
             return spec
     return None

@@ -438,9 +438,12 @@ def knowledge_cards(acting: Acting, limit: int = 3) -> list[dict[str, Any]]:
     the turn's own (at most ``limit``), the article quoted for each other record it asked of
     ("A到哪了？B能退吗": B's return policy), so every article the suggestion quotes has its card."""
     cards = _cards(acting)[:limit]
+    shown = {card["article_id"] for card in cards}
     for other in acting.also:
-        quoted = _cards(other.acting)[:1]
-        cards += [c for c in quoted if c["article_id"] not in {k["article_id"] for k in cards}]
+        for card in _cards(other.acting)[:1]:
+            if card["article_id"] not in shown:
+                shown.add(card["article_id"])
+                cards.append(card)
     return cards
 
 
