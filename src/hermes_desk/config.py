@@ -57,7 +57,7 @@ TENANT_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 ClassifierKind = Literal["ensemble", "linear", "mlp", "crf"]
 CLASSIFIER_KINDS: tuple[str, ...] = get_args(ClassifierKind)
 #: the kinds of personal number that can be masked (:mod:`hermes_desk.masking`)
-MaskKind = Literal["phone", "id_card", "bank_card", "email", "code"]
+MaskKind = Literal["phone", "id_card", "bank_card", "email", "code", "password"]
 MASK_KINDS: tuple[MaskKind, ...] = get_args(MaskKind)
 
 
@@ -374,7 +374,7 @@ class PrivacySettings(_Section):
     )
     kinds: list[MaskKind] = Field(
         default_factory=lambda: list(MASK_KINDS),
-        description="phone | id_card | bank_card | email | code (one-time codes)",
+        description="phone | id_card | bank_card | email | code (one-time codes) | password",
     )
     tenants: dict[str, TenantPrivacySettings] = Field(
         default_factory=dict, description="per-tenant overrides: tenant → {mask, kinds}"

@@ -1,7 +1,7 @@
 """Personal numbers masked wherever a conversation is kept (spec D3).
 
-Phones, ID-card numbers, bank-card numbers, e-mail addresses and one-time codes are found in
-free text by pattern and in structured data by key name (``phone``, ``sms_code``, ``email``…),
+Phones, ID-card numbers, bank-card numbers, e-mail addresses, one-time codes and passwords
+(said after their name: "新密码设成abc12345") are found in free text by pattern and in structured data by key name (``phone``, ``sms_code``, ``email``…),
 and replaced by a masked form that keeps the shape and the last digits an agent reads back
 (``139****5678``, ``****************1234``, ``z***@example.com``). Masking is applied where
 something is *stored or shown* — the session transcript and slots, the archive, short-term
@@ -50,6 +50,19 @@ _CODE = re.compile(
     r"[^\d\n]{0,12}?)(\d{4,8})(?!\d)",
     re.IGNORECASE,
 )
+# A password said after its name ("新密码我想设成abc12345", "my password is Hunter22!"): the run of
+# printable ASCII after it. No tool takes a password from the chat (a reset texts a temporary
+# one), so masking it everywhere costs nothing. After a word that may name something else
+# ("password reset link", "password is wrong") only a value with a digit or a sign is one.
+_PASSWORD = re.compile(
+    r"((?:密码|口令|\bpass(?:word|wd)|\bpwd)[^\S\n]*"
+    r"(?P<said>(?:[\u4e00-\u9fff]{0,4}?(?:是|为|设成|设为|设置成|改成|改为|换成)|[:：=])[^\S\n]*"
+    r"|(?:is|was|to|as)[^\S\n]+)?)"
+    r"([A-Za-z0-9][!-~]{3,63})(?![!-~])",
+    re.IGNORECASE,
+)
+_DIGIT_OR_SIGN = re.compile(r"[^A-Za-z]")
+_PASSWORD_SAID = re.compile(r"[^\sA-Za-z]")  # 是, 设成, ":" — not "is" / "to"
 # Keys whose values are personal or secret whatever they look like, by word (``sms_code``,
 # ``customer_phone``); ``*_tail`` keys hold the last digits on purpose.
 _SENSITIVE_WORDS = frozenset(
@@ -105,6 +118,13 @@ def _mask_code(match: re.Match[str]) -> str:
     return match.group(1) + _STAR * len(match.group(2))
 
 
+def _mask_password(match: re.Match[str]) -> str:
+    said, value = match.group("said") or "", match.group(3)
+    if not _PASSWORD_SAID.search(said) and not _DIGIT_OR_SIGN.search(value):
+        return match.group(0)  # "password reset", "password is wrong"
+    return match.group(1) + _STAR * 6  # its length is no one's business either
+
+
 @dataclass(frozen=True, slots=True)
 class _Rule:
     kind: MaskKind
@@ -139,10 +159,11 @@ _RULES: tuple[_Rule, ...] = (
             r"[码eEpPnN](?<=验证码|校验码|动态码|短信码|态密码|[oO][dD][eE]|[oO][tT][pP]|[pP][iIİı][nN])"
         ),
     ),
+    _Rule("password", _PASSWORD, _mask_password, re.compile(r"密码|口令|(?i:pass|pwd)")),
 )
 # Every pattern needs an '@' or four digits in a row (a card's may be spaced or dashed), in
-# ASCII or full width: text without either is returned at once.
-_MAYBE_PERSONAL = re.compile(r"[@＠]|\d(?:[ \-－]?\d){3}")
+# ASCII or full width, or a password's name: text without any is returned at once.
+_MAYBE_PERSONAL = re.compile(r"[@＠]|\d(?:[ \-－]?\d){3}|密码|口令|(?i:pass|pwd)")
 _FULL_WIDTH_CHAR = re.compile("[０-９＠．－＋]")
 _SPLIT_KEY = re.compile(r"[_\-.\s]+")
 

@@ -27,6 +27,10 @@ def mask() -> Masker:
         ("邮箱zhang.san@example.com，", "邮箱z***@example.com，"),
         ("验证码是 482913", "验证码是 ******"),
         ("the code is 4821", "the code is ****"),
+        ("新密码设成abc12345", "新密码设成******"),
+        ("新密码我想设成Hx7vq2024!", "新密码我想设成******"),
+        ("my password is Hunter22!", "my password is ******"),
+        ("password: sunshine", "password: ******"),
         ("手机号１３９１２３４５６７８", "手机号139****5678"),  # full-width digits
         ("13800138000 或 １３９１２３４５６７８", "138****8000 或 139****5678"),
     ],
@@ -44,6 +48,12 @@ def test_each_kind_is_masked_keeping_what_an_agent_reads_back(
         "退款¥35.5，2026-12-01 到账",
         "运单 SF1234567890123",
         "I paid 1500 dollars",
+        # a password's name before words that are no password
+        "password reset link",
+        "the password is wrong",
+        "密码 reset 怎么弄",
+        "设置新密码（6–20 位，建议包含字母和数字）",
+        "新密码设置不了",
     ],
 )
 def test_business_numbers_are_left_alone(mask: Masker, said: str) -> None:

@@ -39,11 +39,13 @@ BANK_CARD = "6222021234567890123"
 CARD_SPOKEN = "4111 1111 1111 1111"
 EMAIL = "zhang.san@example.com"
 EMAIL_EN = "li.si@example.org"
+PASSWORD = "Hx7vq2024!"  # customers type the password they want; no tool takes one
 
 CONVERSATION = [
     f"我的身份证号是{ID_CARD}，银行卡号{BANK_CARD}，有问题发邮件到{EMAIL}",
     f"我要投诉，你们的快递员太差了，我的电话是{PHONE_SPOKEN}",
     f"My e-mail is {EMAIL_EN} and my card is {CARD_SPOKEN}, where is order 202405201234?",
+    f"新密码我想设成{PASSWORD}",
 ]
 AGENT_LINE = f"好的，您的手机号{PHONE_DIGITS}和邮箱{EMAIL}我已经记下了"
 
@@ -62,6 +64,7 @@ def _raw_values(code: str) -> dict[str, re.Pattern[str]]:
     found["card (grouped)"] = re.compile(re.escape(CARD_SPOKEN))
     found["e-mail"] = re.compile(re.escape(EMAIL))
     found["english e-mail"] = re.compile(re.escape(EMAIL_EN))
+    found["password"] = re.compile(re.escape(PASSWORD))
     return found
 
 
@@ -303,7 +306,7 @@ def test_no_store_log_or_event_keeps_a_personal_number_in_clear(
     # Nor in the files' bytes (free pages, a write-ahead log) once the service has stopped.
     for path in sorted(p for p in data_dir.rglob("*") if p.is_file() and "models" not in p.parts):
         leaks += _leaks(f"file {path.name}", path.read_bytes().decode("utf-8", "replace"), raw)
-    assert leaks == []
+    assert leaks == [], "\n".join(leaks)
     # Access logs name routes, not customers or keys.
     access = [r.getMessage() for r in caplog.records if r.name == "hermes_desk.access"]
     assert any("/v1/sessions/{session_id}/turns" in line for line in access), access[:5]

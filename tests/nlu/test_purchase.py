@@ -84,6 +84,12 @@ def extract() -> SlotExtractor:
         ("的确坏了", None, None, "的确坏了"),
         # a missing piece: the product was "杯子少了一个", and no reason
         ("我收到的杯子少了一个", "杯子", None, "杯子少了一个"),
+        # a word of the product's own is no stop ("多功" before) and no measure word ("装", "灯")
+        ("我买的多功能锅坏了", "多功能锅", None, "多功能锅坏了"),
+        ("买的套装少了一件", "套装", None, "套装少了一件"),
+        ("买的台灯不亮", "台灯", None, "台灯不亮"),
+        ("买的双肩包开线了", "双肩包", None, "双肩包开线了"),
+        ("买的个杯子碎了", "杯子", None, "杯子碎了"),
         (
             "my air fryer 202405160123 stopped working after a week",
             None,
