@@ -1,13 +1,14 @@
 """Personal numbers masked wherever a conversation is kept (spec D3).
 
-Phones, ID-card numbers, bank-card numbers, e-mail addresses, one-time codes and passwords
-(said after their name: "新密码设成abc12345") are found in free text by pattern and in structured data by key name (``phone``, ``sms_code``, ``email``…),
-and replaced by a masked form that keeps the shape and the last digits an agent reads back
-(``139****5678``, ``****************1234``, ``z***@example.com``). Masking is applied where
-something is *stored or shown* — the session transcript and slots, the archive, short-term
-facts handed to memory, events, summaries, the WebSocket echo — never to what a turn is working
-on: the turn reads the clear text, and a running workflow keeps the clear values its steps need
-in its own state until it ends (then its snapshot is masked too).
+Phones, ID-card numbers, bank-card numbers, e-mail addresses, one-time codes and passwords (said
+after their name: "新密码设成abc12345") are found in free text by pattern and in structured data by
+key name (``phone``, ``sms_code``, ``email``…), and replaced by a masked form that keeps the
+shape and the last digits an agent reads back (``139****5678``, ``****************1234``,
+``z***@example.com``). Masking is applied where something is *stored or shown* — the session
+transcript and slots, the archive, short-term facts handed to memory, events, summaries, the
+WebSocket echo — never to what a turn is working on: the turn reads the clear text, and a
+running workflow keeps the clear values its steps need in its own state until it ends (then its
+snapshot is masked too).
 
 Each tenant may turn masking off or choose the kinds (``privacy`` settings). A masked value is
 recognisable (:func:`is_masked`): it is no use as a slot value and is not carried to the next
