@@ -62,8 +62,9 @@ _PASSWORD = re.compile(
     r"([A-Za-z0-9][!-~]{3,63})(?![!-~])",
     re.IGNORECASE,
 )
-_DIGIT_OR_SIGN = re.compile(r"[^A-Za-z]")
+_DIGIT_OR_SIGN = re.compile(r"[^A-Za-z'-]")  # "isn't", "e-mail": words
 _PASSWORD_SAID = re.compile(r"[^\sA-Za-z]")  # 是, 设成, ":" — not "is" / "to"
+_ENDS = ".,;:!?)]}'\""
 # Keys whose values are personal or secret whatever they look like, by word (``sms_code``,
 # ``customer_phone``); ``*_tail`` keys hold the last digits on purpose.
 _SENSITIVE_WORDS = frozenset(
@@ -121,7 +122,8 @@ def _mask_code(match: re.Match[str]) -> str:
 
 def _mask_password(match: re.Match[str]) -> str:
     said, value = match.group("said") or "", match.group(3)
-    if not _PASSWORD_SAID.search(said) and not _DIGIT_OR_SIGN.search(value):
+    # a sentence's own sign after a word is no password's ("Your password is reset;")
+    if not _PASSWORD_SAID.search(said) and not _DIGIT_OR_SIGN.search(value.rstrip(_ENDS)):
         return match.group(0)  # "password reset", "password is wrong"
     return match.group(1) + _STAR * 6  # its length is no one's business either
 

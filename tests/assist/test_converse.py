@@ -4,6 +4,7 @@ said to be so, not asked about."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 
 from hermes_desk.actions import Proposal
 from hermes_desk.assist.converse import after_the_withdrawal, conversation_plan, with_the_rest
+from hermes_desk.assist.decide import asks_what_no_tool_does
 from hermes_desk.assist.records import Clause, Lookup, Plan, ProposedWrite
 from hermes_desk.nlu import request_act
 from hermes_desk.packs import Pack
@@ -437,6 +439,32 @@ def test_a_go_ahead_with_nothing_put_in_or_offered_is_told_so(pack: Pack, text: 
     # after asking whether it may be done, it is that request (decide's)
     asked = replace(after_policy, previous_text="订单202405230909能退吗")
     assert conversation_plan(asked, pack.acts, lambda _text: []) is None
+
+
+@pytest.mark.parametrize(
+    ("before", "intent", "said"),
+    [
+        ("I want to cancel order 202405231122", "order_status", "not_put_in_here"),
+        ("帮我把订单202405231122取消掉", "order_status", "not_put_in_here"),
+        # a look-up or a policy question asked for nothing beyond the tools
+        ("帮我查一下订单202405231122", "order_status", "nothing_to_go_ahead"),
+        ("退货运费谁出", "kb_question", "nothing_to_go_ahead"),
+        ("能取消吗", "order_status", "nothing_to_go_ahead"),
+    ],
+)
+def test_a_go_ahead_with_what_no_tool_does_is_told_it_is_not_put_in_here(
+    pack: Pack, before: str, intent: str, said: str
+) -> None:
+    """ "ok do it" after "I want to cancel order …" (answered how a paid order is cancelled; no
+    tool cancels) got "Tell me what you would like done": it had just been said."""
+    turn = reading(
+        pack, "oos", "ok do it", dialogue_act=pack.acts.read("ok do it"),
+        previous_intent=intent, previous_text=before,
+    )  # fmt: skip
+    beyond = functools.partial(asks_what_no_tool_does, pack=pack)
+    plan = conversation_plan(turn, pack.acts, lambda _text: [], beyond=beyond)
+    assert plan is not None and plan.situation == said, plan
+    assert plan.lookups == () and plan.writes == () and plan.workflow is None
 
 
 @pytest.mark.parametrize(

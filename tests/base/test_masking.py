@@ -51,6 +51,8 @@ def test_each_kind_is_masked_keeping_what_an_agent_reads_back(
         # a password's name before words that are no password
         "password reset link",
         "the password is wrong",
+        "the new password isn't accepted",
+        "Your password is reset; a temporary password has been sent by SMS.",
         "密码 reset 怎么弄",
         "设置新密码（6–20 位，建议包含字母和数字）",
         "新密码设置不了",

@@ -442,6 +442,12 @@ def test_asked_to_cancel_an_order_the_reply_says_how_not_when_it_ships(service: 
     english = service.turn(sid, "u1012", "I want to cancel order 202405250303")
     assert english["intent"]["name"] == "order_status" and english["proposals"] == []
     assert "My Orders" in english["suggestion"]["text"], english["suggestion"]["text"]
+    # Told to go ahead with it: not put in here, follow the steps ("tell me what you would like
+    # done" asked for what was just said).
+    ahead = service.turn(sid, "u1012", "ok do it")
+    assert ahead["suggestion"]["situation"] == "not_put_in_here", ahead["suggestion"]
+    assert ahead["proposals"] == [] and ahead["workflow"] is None
+    assert "not something I can put in" in ahead["suggestion"]["text"]
     # The order is looked up first: a shipped one is told what a shipped order can do, in either
     # language; another customer's order gets the general answer, without its number.
     sid = service.open_session("u1004")["session_id"]
@@ -663,6 +669,11 @@ def test_asked_to_leave_a_parcel_with_a_neighbour_the_reply_says_how_not_its_sta
     assert "out for delivery" not in text and asked["proposals"] == []
     chinese = service.turn(sid, "u1004", "能不能放快递柜")["suggestion"]["text"]
     assert "快递柜" in chinese and "快递员" in chinese and "派送中" not in chinese, chinese
+    # who would leave it named ("could the driver", "can the courier"): the same question
+    for text in ("could the driver leave it with my neighbour?",
+                 "can the courier leave it at the door?"):  # fmt: skip
+        said = service.turn(sid, "u1004", text)["suggestion"]["text"]
+        assert "tell them when they call" in said and "out for delivery" not in said, said
 
 
 def test_an_order_number_given_for_a_policy_question_answers_that_question_for_it(

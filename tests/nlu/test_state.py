@@ -299,15 +299,16 @@ def test_an_unsure_first_turn_that_names_a_record_is_not_small_talk() -> None:
         in_context=pred("logistics", 0.47),
     )
     assert (r.intent, r.out_of_scope, r.unsure) == ("logistics", False, False)  # 0.71 alone
-    # Both in scope but not the same intent: the surer reading.
+    # Both in scope but not the same intent: the surer reading, unsure whatever its confidence
+    # (a return at 0.50 alone, the order's status at 0.42 in context, put a return forward).
     lost = "my keyboard order 202405120345 says lost, what now?"
     for alone, in_context, chosen in (
         (pred("logistics", 0.536), pred("order_status", 0.44), "logistics"),
         (pred("logistics", 0.40), pred("order_status", 0.44), "order_status"),
+        (pred("return_exchange", 0.503), pred("order_status", 0.425), "return_exchange"),
     ):
         r = DialogueState(threshold=0.5).resolve(lost, alone, in_context=in_context)
-        unsure = alone.confidence < 0.5  # the surer reading is under the threshold too
-        assert (r.intent, r.out_of_scope, r.unsure) == (chosen, False, unsure)
+        assert (r.intent, r.out_of_scope, r.unsure) == (chosen, False, True)
     # A sure first turn is not unsure.
     sure = DialogueState(threshold=0.5).resolve(
         lost, pred("logistics", 0.9), in_context=pred("logistics", 0.8)

@@ -61,6 +61,7 @@ def conversation_plan(
     extract: Extract,
     workflows: Mapping[str, str | None] | None = None,
     offered: Callable[[str], bool] | None = None,
+    beyond: Callable[[str, str | None], bool] | None = None,
 ) -> Plan | None:
     """The plan of a turn that is only a dialogue act or only a stated preference, else None.
 
@@ -71,6 +72,8 @@ def conversation_plan(
         workflows: the workflow each intent starts (a decline takes back the one its
             conversation's intent started).
         offered: whether a turn's reply offered its intent's action (:func:`goes_ahead`).
+        beyond: whether a turn asked of an intent (by name) what none of its tools does
+            ("I want to cancel order …"): a go-ahead after it is told this is not put in here.
     """
     withdrawal = _withdrawal_plan(reading, acts) or _decline_plan(reading, acts, workflows)
     if withdrawal is not None:
@@ -112,6 +115,16 @@ def conversation_plan(
         if act.act == "confirmation" and _nothing_to_go_ahead_with(reading, acts):
             # "ok go ahead" after a policy or a remedy was told ("…we send a replacement or
             # refund it"): "All right." said it would be done, and nothing was put in
+            before = reading.previous_text
+            if before and beyond is not None and beyond(before, reading.previous_intent):
+                # "ok do it" after "I want to cancel order …", which no tool here does: "tell
+                # me what you would like done" asked for what was just said
+                return Plan(
+                    reading.intent.name,
+                    "told to go ahead with what no tool here does: said it is not put in here, "
+                    "nothing proposed",
+                    situation="not_put_in_here",
+                )
             return Plan(
                 reading.intent.name,
                 "told to go ahead with nothing put in or offered: said so, nothing proposed",

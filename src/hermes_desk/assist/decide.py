@@ -73,7 +73,7 @@ from hermes_desk.tools import ToolSpec
 from hermes_desk.workflows import WorkflowView
 from hermes_desk.workflows.machine import APPROVAL_PREFIX
 
-__all__ = ["KB_INTENT", "decide", "reports_a_status", "value_for_schema"]
+__all__ = ["KB_INTENT", "asks_what_no_tool_does", "decide", "reports_a_status", "value_for_schema"]
 
 #: The intent that answers questions from the knowledge base.
 KB_INTENT = "kb_question"
@@ -424,6 +424,15 @@ def reports_a_status(text: str, pack: Pack) -> bool:
     offered that intent's action ("I can put in a return for you if you like")."""
     said = _RECORD_NAMED.sub("", text)
     return any(_reports_status(said, spec) for spec in pack.intents.values() if spec.status_reports)
+
+
+def asks_what_no_tool_does(text: str, intent: str | None, *, pack: Pack) -> bool:
+    """Whether ``text`` asks of the intent named ``intent`` what none of its tools does (its
+    ``kb_requests`` phrases, as a request): "I want to cancel order …" where no tool cancels."""
+    spec = pack.intents.get(intent or "")
+    if spec is None or not isinstance(spec.kb_requests, dict):
+        return False
+    return request_act(text) == "request" and asks_for(text, spec.kb_phrases)
 
 
 def _acts(intent: IntentSpec, tools: Mapping[str, ToolSpec]) -> bool:

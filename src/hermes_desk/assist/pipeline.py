@@ -27,7 +27,7 @@ from hermes_desk.assist.converse import (
     conversation_plan,
     with_the_rest,
 )
-from hermes_desk.assist.decide import decide, reports_a_status
+from hermes_desk.assist.decide import asks_what_no_tool_does, decide, reports_a_status
 from hermes_desk.assist.read import TurnReaderStage
 from hermes_desk.assist.records import (
     Acting,
@@ -103,6 +103,7 @@ class Assistant:
         #: the workflow each intent starts (a decline takes back its conversation's)
         self._workflows = {name: spec.workflow for name, spec in pack.intents.items()}
         self._offered = functools.partial(reports_a_status, pack=pack)
+        self._beyond = functools.partial(asks_what_no_tool_does, pack=pack)
         self.max_cards = max_cards
         #: records of one kind a turn that names several looks up at most ("订单A和B")
         self.max_records = max_records
@@ -168,6 +169,7 @@ class Assistant:
             lambda part: self.memory.extract(part, intent=intent),
             self._workflows,
             self._offered,
+            self._beyond,
         )
         if plan is None:
             plan = decide(reading, self.pack, specs, user=user)

@@ -99,6 +99,9 @@ SITUATIONS: dict[str, tuple[str, ...]] = {
     # "Go ahead" with nothing put in or offered: said so, never "All right." (as if it would be
     # done); without a template of its own, "nothing put in".
     "nothing_to_go_ahead": ("nothing_put_in",),
+    # "Go ahead" with what no tool here does ("I want to cancel order …", answered how): said
+    # it is not put in here, never "tell me what you would like done" (it was just said).
+    "not_put_in_here": (),
     # A remark later in a conversation that asks nothing ("找到了 在快递柜"): taken as said,
     # never "I cannot help with that one".
     "remark_noted": (),
@@ -154,6 +157,7 @@ _GENERIC = {
         "nothing_to_withdraw": "好的，不会办理。这次没有为您提交过这项申请，无需撤回。",
         "nothing_put_in": "这次还没有为您提交过申请。请问需要办理什么？",
         "remark_noted": "明白了。请问还有什么可以帮您？",
+        "not_put_in_here": "这项我这边没法直接为您提交，请按上面说的方式办理。",
         "already_withdrawn": "好的，这项申请已经为您撤回，不会办理。请问还有什么可以帮您？",
         "not_going_ahead": "好的，这项申请不会办理。请问还有什么可以帮您？",
         "turned_down": "抱歉，这项申请没有获得批准，这次不会办理。请问还有什么可以帮您？",
@@ -188,6 +192,8 @@ _GENERIC = {
         " so there is nothing to withdraw.",
         "nothing_put_in": "Nothing has been put in for you yet. What would you like done?",
         "remark_noted": "I see. Is there anything else I can help with?",
+        "not_put_in_here": "That is not something I can put in for you from here; please follow"
+        " the steps above.",
         "already_withdrawn": "All right, that request is already withdrawn; nothing will be done."
         " Is there anything else?",
         "not_going_ahead": "All right, that request will not go ahead; nothing will be done."

@@ -82,6 +82,8 @@ _SITUATIONS = {
         "不要说无法处理",
         "nothing_to_go_ahead": "客户让我们去办，但这次对话没有提交过、也没有提出过任何申请："
         "如实说明还没有提交，询问需要办理什么，不要说好的会办",
+        "not_put_in_here": "客户让我们去办刚才说的事，但这件事这里没有办法提交（上一轮已说明怎么办）："
+        "如实说明这里无法提交，请客户按上面说的方式办理，不要说好的会办",
         "already_withdrawn": "客户再次说不办了，这项申请之前已经撤回：确认已撤回、不会办理，"
         "不要重新提交",
         "not_going_ahead": "客户说不办了，这项申请客服之前已经驳回（或已过期）：确认不会办理，"
@@ -122,6 +124,9 @@ _SITUATIONS = {
         "nothing_to_go_ahead": "the customer tells you to go ahead, but nothing was put in or"
         " offered during this conversation: say nothing is in yet and ask what they want done;"
         " never say it will be done",
+        "not_put_in_here": "the customer tells you to go ahead with what they just asked for,"
+        " which cannot be put in from here (the last reply said how it is done): say so and"
+        " point to those steps; never say it will be done",
         "already_withdrawn": "the customer takes back again a request already withdrawn: confirm"
         " it stays withdrawn and nothing will be done; never put it in again",
         "not_going_ahead": "the customer takes back a request an agent turned down (or that"

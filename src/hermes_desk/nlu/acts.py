@@ -207,7 +207,9 @@ _NOT_ASKED = re.compile(
 # "can I still cancel it?") — not whether it was done ("取消了吗").
 _HOW = re.compile(
     r"(?:能|可以|能不能|可不可以|怎么|怎样|如何|还能)\s*$"
-    r"|\b(?:can|could)\s+(?:i|we|you|they|it)\s+(?:still\s+)?$|\bhow\s+(?:do|can|could)\s+(?:i|we)\s+$"
+    # "can the courier leave it at the door?": who would do it, named
+    r"|\b(?:can|could)\s+(?:i|we|you|they|it|he|she|the\s+(?:courier|driver|delivery\s+\w+))"
+    r"\s+(?:still\s+)?$|\bhow\s+(?:do|can|could)\s+(?:i|we)\s+$"
     # "could I get it one size up?", "can I have a bigger size?"
     r"|\b(?:can|could)\s+(?:i|we)\s+(?:still\s+)?(?:get|have)\s+(?:it|them|this|that|one\s+in)?\s*$"
     r"|\bhow\s+to\s+$|\bpossible\s+to\s+$",
@@ -231,13 +233,15 @@ def asks_for(text: str, phrases: tuple[str, ...], *, act: DialogueAct = "request
     True
     >>> asks_for("could I get it one size up?", ("one size up",), act="question")
     True
+    >>> asks_for("could the driver leave it with my neighbour?", ("leave it",), act="question")
+    True
     """
     if not phrases:
         return False
     pattern = _phrase_pattern(phrases)
     for clause in CLAUSES.split(text):
         for match in pattern.finditer(clause):
-            before = clause[max(0, match.start() - 16) : match.start()]
+            before = clause[max(0, match.start() - 32) : match.start()]
             if _NOT_ASKED.search(before):
                 continue
             # A question may hold a request in a clause of its own ("能送到公司吗，地址改成…").
