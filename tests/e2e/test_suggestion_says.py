@@ -658,6 +658,57 @@ def test_asked_what_to_do_after_a_problem_is_told_what_to_do_not_the_status(
     assert out["proposals"] == [] and out["workflow"] is None
 
 
+@pytest.mark.parametrize(
+    ("user", "turns", "told"),
+    [
+        ("u1005", ["我的订单202405191888怎么还没到", "显示签收了可我没收到"], "代收"),
+        ("u1005", ["包裹202405191888显示签收了但我没收到"], "代收"),
+        ("u1001", ["my package says delivered but I don't have it"], "lockers"),
+        ("u1001", ["it says delivered but i never got it"], "lockers"),
+    ],
+)
+def test_a_parcel_said_delivered_that_never_came_is_told_what_to_do(
+    service: Service, user: str, turns: list[str], told: str
+) -> None:
+    """ "显示签收了可我没收到" got the parcel's status again ("已签收。如果您没有收到…"); "my
+    package says delivered but I don't have it" was asked for the order number, the answer to
+    come the status again. The lost-parcel article says what to do; the order named is looked
+    up first."""
+    sid = service.open_session(user, resume=False)["session_id"]
+    for text in turns:
+        out = service.turn(sid, user, text)
+    said = out["suggestion"]["text"]
+    assert told in said and out["proposals"] == [] and out["workflow"] is None, said
+    if "202405191888" in turns[-1]:
+        assert said.startswith("订单 202405191888 当前状态：已签收。"), said
+
+
+def test_a_problem_with_another_customers_order_is_answered_without_its_number(
+    service: Service,
+) -> None:
+    sid = service.open_session("u1001", resume=False)["session_id"]
+    out = service.turn(sid, "u1001", "my parcel 202405191888 shows delivered but I never got it")
+    said = out["suggestion"]["text"]
+    assert "lockers" in said and "202405191888" not in said, said
+    assert out["tool_calls"][0]["status"] == "not_found"
+
+
+def test_the_right_item_asked_for_after_a_wrong_one_is_told_how_not_the_return_again(
+    service: Service,
+) -> None:
+    """ "I got the wrong item in order …" put a return forward; "I want the right one sent" showed
+    the same return again ("I want" read as "n't": nothing asked)."""
+    sid = service.open_session("u1001", resume=False)["session_id"]
+    first = service.turn(sid, "u1001", "I got the wrong item in order 202405181001")
+    [proposal] = first["proposals"]
+    assert proposal["arguments"]["reason"] == "I got the wrong item"
+    out = service.turn(sid, "u1001", "I want the right one sent")
+    said = out["suggestion"]["text"]
+    assert out["suggestion"]["situation"] != "proposed" and "Exchange" in said, said
+    listed = service.client.get(f"/v1/sessions/{sid}/proposals", params={"user_id": "u1001"})
+    assert [p["status"] for p in listed.json()["proposals"]] == ["proposed"]
+
+
 def test_asked_to_leave_a_parcel_with_a_neighbour_the_reply_says_how_not_its_status(
     service: Service,
 ) -> None:

@@ -84,6 +84,8 @@ def extract() -> SlotExtractor:
         ("的确坏了", None, None, "的确坏了"),
         # a missing piece: the product was "杯子少了一个", and no reason
         ("我收到的杯子少了一个", "杯子", None, "杯子少了一个"),
+        # the order's label left by its number, in English ("I got the wrong item in order")
+        ("I got the wrong item in order 202405181001", None, None, "I got the wrong item"),
         # a word of the product's own is no stop ("多功" before) and no measure word ("装", "灯")
         ("我买的多功能锅坏了", "多功能锅", None, "多功能锅坏了"),
         ("买的套装少了一件", "套装", None, "套装少了一件"),

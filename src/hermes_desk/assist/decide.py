@@ -204,9 +204,10 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
         )
     problem = _problem(reading) if intent.kb_problems and _has_kb(pack, tools) else None
     if problem is not None:
-        # the record a turn that only gives its number names is looked up first (its owner
-        # checked, its status said); its status does not join the query
-        named = reading.found if is_slot_only(reading.text) else {}
+        # the record the turn names is looked up first (its owner checked, its status said;
+        # "my parcel <another's> shows delivered but…" answered "About order <it>: …"); its
+        # status does not join the query. One named earlier is not looked up again.
+        named = reading.found
         return Plan(
             KB_INTENT,
             "a problem no tool of the intent handles: answered from the knowledge base with the "
@@ -461,7 +462,9 @@ def _beyond_the_tools(reading: Reading) -> str | None:
     does (``kb_requests``), else None.
 
     A turn that only gives a value ("订单是…") answers the turn before and is read with its
-    words. Under ``all`` (a problem, not a named request) a turn that goes on with the intent
+    words, and so is a request of a few words right after a write of its intent was put forward
+    ("I want the right one sent" after "I got the wrong item"). Under ``all`` (a problem, not a
+    named request) a turn that goes on with the intent
     of the turn before ("多扣的钱什么时候退给我" after "银行卡被扣了两次钱") is searched with
     both turns' words. Never across languages: the passage is quoted in the query's language."""
     intent = reading.intent
@@ -474,11 +477,26 @@ def _beyond_the_tools(reading: Reading) -> str | None:
         text, act = before, request_act(before)
     if intent.kb_requests != "all":
         if asks_for(text, intent.kb_phrases, act=act):
-            return text
+            # a few words that lean on the turn whose write waits for the agent ("I want the
+            # right one sent" after "I got the wrong item" put a return forward: the refund
+            # article, by "sent") are searched with it
+            leans = not slot_only and _write_waits(reading) and is_short(text, words=6)
+            said = _turn_before(reading) if leans else None
+            return f"{said} {text}" if said and said != text else text
         return _after_a_kb_request(reading) if reading.carried and not slot_only else None
     if act != "request":
         return None
     return f"{before} {text}" if before and text != before else text
+
+
+def _write_waits(reading: Reading) -> bool:
+    """A workflow of the turn's intent waits for the agent to approve its write."""
+    waiting = reading.waiting
+    return (
+        waiting is not None
+        and waiting.name == reading.intent.workflow
+        and (waiting.waiting_for or "").startswith(APPROVAL_PREFIX)
+    )
 
 
 def _after_a_kb_request(reading: Reading) -> str | None:

@@ -196,10 +196,16 @@ def asks_when(text: str) -> bool:
 # "I didn't cancel", "never cancel").
 # Not wanted either ("不想换货", "I don't want a replacement", "I refuse the replacement"); and
 # 退 right before: "退换货" is a return or an exchange, not an exchange asked for.
+# English "not": n't, or typed without its apostrophe ("dont", "cant") — never the "nt" that
+# ends "want" or "sent" ("I want the right one" read as not wanted).
+_NOT_EN = (
+    r"(?:n['’]t|\b(?:do|does|did|ca|could|wo|would|is|was|are|were|have|has|had|should)nt"
+    r"|\bnot|\bnever)"
+)
 _NOT_ASKED = re.compile(
     r"(?:(?:没有?|不想要?|不要|不用|别|不|未)(?:点|按|去)?|被|已经?|自动|退)$"
-    r"|(?:n'?t|\bnot|\bnever|\bno)\s+$"
-    r"|(?:n'?t|\bnot|\bnever)\s+(?:want|need|send\s+me)\s+(?:a|an|the|another|any)?\s*$"
+    rf"|(?:{_NOT_EN}|\bno)\s+$"
+    rf"|{_NOT_EN}\s+(?:want|need|send\s+me)\s+(?:a|an|the|another|any)?\s*$"
     r"|\b(?:refuse|reject|decline)\s+(?:a|an|the|another|any)?\s*$",
     re.IGNORECASE,
 )
@@ -235,6 +241,10 @@ def asks_for(text: str, phrases: tuple[str, ...], *, act: DialogueAct = "request
     True
     >>> asks_for("could the driver leave it with my neighbour?", ("leave it",), act="question")
     True
+    >>> asks_for("I want the right one sent", ("the right one",))
+    True
+    >>> asks_for("i dont want a new one", ("a new one",))
+    False
     """
     if not phrases:
         return False
@@ -251,7 +261,7 @@ def asks_for(text: str, phrases: tuple[str, ...], *, act: DialogueAct = "request
 
 
 # Right before a phrase: it did not happen ("没有破损", "not damaged").
-_NEGATED = re.compile(r"(?:没有?|不|未|无)$|(?:n'?t|\bnot|\bnever|\bno)\s+$", re.IGNORECASE)
+_NEGATED = re.compile(rf"(?:没有?|不|未|无)$|(?:{_NOT_EN}|\bno)\s+$", re.IGNORECASE)
 
 
 def reports(text: str, phrases: tuple[str, ...]) -> bool:

@@ -107,7 +107,8 @@ _EN_TRIM_TAIL = re.compile(
 
 def _clean_product(value: str) -> str | None:
     value = value.strip(" 的了")
-    if not value or value.lower() in _NOT_PRODUCTS:
+    # "the wrong item", "the same thing": what is said of it names no product
+    if not value or value.lower() in _NOT_PRODUCTS or value.lower().split()[-1] in _NOT_PRODUCTS:
         return None
     return value
 
@@ -200,6 +201,13 @@ def find_reason(text: str) -> str | None:
             flags=re.IGNORECASE,
         ).strip()
         reason = re.sub(r"\s+订单号?\s*[:：]?\s*$", "", reason)  # "东西坏了 订单…": the label
+        # "I got the wrong item in order …": the label left by the number, in English
+        reason = re.sub(
+            r"\s+(?:in|for|of|on|from|with)\s+(?:my\s+|the\s+)?order(?:\s+(?:no\.?|number|#))?\s*$",
+            "",
+            reason,
+            flags=re.IGNORECASE,
+        )
         # "<number>的杯子是碎的", the number blanked out: the thing, not the 的 that tied it
         # to its number (的确, "indeed", is a word of its own)
         reason = re.sub(r"^的(?!确)(?=\S)", "", reason)
