@@ -219,8 +219,10 @@ def _declined(pack: Pack, text: str, proposals: list[Proposal], **extra: Any) ->
 
 @pytest.mark.parametrize(
     "text",
-    ["算了不用了", "不用了", "算了吧，不需要了", "never mind", "Nevermind.", "不用了，谢谢"],
-)
+    ["算了不用了", "不用了", "算了吧，不需要了", "never mind", "Nevermind.", "不用了，谢谢",
+     # "actually never mind" was taken as a remark, the return left for the agent to approve
+     "actually never mind", "forget it", "no need, thanks", "其实算了"],
+)  # fmt: skip
 def test_a_bare_decline_right_after_a_request_takes_it_back(pack: Pack, text: str) -> None:
     """ "我要投诉…", then "算了不用了": the ticket was left for the agent to approve and the
     reply said goodbye. What the conversation's intent put forward is withdrawn; a proposal
