@@ -289,6 +289,26 @@ def test_a_date_in_the_question_is_no_word_of_it(tmp_path: Path) -> None:
         kb.close()
 
 
+def test_how_long_ago_is_no_number_of_the_question(tmp_path: Path) -> None:
+    """ "can I return something I bought 20 days ago?" found the password article by its "6–20
+    characters": how long ago it was bought, not a number the answer holds."""
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    (folder / "password.md").write_text(
+        "# Passwords\n\nSet a new password of 6–20 characters.\n", "utf-8"
+    )
+    (folder / "returns.md").write_text(
+        "# Returns\n\nYou can return an item within 7 days of delivery.\n", "utf-8"
+    )
+    kb = KnowledgeBase.from_dir(folder)
+    try:
+        for question in ("can I return something I bought 20 days ago?", "买了20天了 return"):
+            assert [hit.id for hit in kb.search(question, 3)] == ["returns"], question
+        assert [hit.id for hit in kb.search("a password of 20 characters?", 3)] == ["password"]
+    finally:
+        kb.close()
+
+
 def test_between_sentences_as_good_the_records_state_picks_one() -> None:
     """ "能改地址吗" for a shipped order, its state's terms joined, shares as many terms with
     "发货前…修改地址" as with "已发货的…地址无法再改": the state breaks the tie, not the order."""

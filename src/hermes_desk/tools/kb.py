@@ -315,6 +315,9 @@ TELLING_TERM_SHARE = 0.5
 #: ("5" found the cash-on-delivery article's "5 元").
 _DATES = re.compile(
     r"(?:\d{2,4}\s*年\s*)?\d{1,2}\s*月(?:\s*\d{1,2}\s*[日号])?|\d{1,2}\s*[日号](?!\d)"
+    # …and how long ago ("bought 20 days ago", "买了20天了"): its count found the password
+    # article's "6–20 characters"; the unit stays a word of the question
+    r"|\d+(?=\s*(?:天|周|个月|days?|weeks?|months?)\s*(?:ago|前|了))"
 )
 #: A passage grows by whole sentences up to this many characters (one sentence may be longer).
 PASSAGE_CHARS = 120
