@@ -174,6 +174,12 @@ def test_dialogue_acts_are_answered_as_such_not_as_out_of_scope(service: Service
     assert wrong["suggestion"]["situation"] == "act_correction"
     assert wrong["tool_calls"] == []
 
+    # asking for help as a first turn: "Sorry, I cannot help with that one" before
+    sid = service.open_session("u1001", resume=False)["session_id"]
+    helped = service.turn(sid, "u1001", "i need help")
+    assert helped["suggestion"]["situation"] == "act_greeting", helped["suggestion"]
+    assert "How can I help" in helped["suggestion"]["text"]
+
 
 @pytest.mark.parametrize(
     "text, said",
@@ -813,6 +819,8 @@ def test_a_parcel_asked_elsewhere_or_sooner_is_told_how_not_its_status_again(
          "Changing the delivery address"),
         ("订单202405201234到哪了", "帮我寄到公司去", "《修改收货地址》"),
         ("where is my order 202405201234?", "can you send it to me faster?", "Rushing an order"),
+        # chat spelling: "can u make it" before what is asked
+        ("wheres my stuff 202405201234", "ok can u make it faster", "Rushing an order"),
     ):  # fmt: skip
         sid = service.open_session("u1001")["session_id"]
         status = service.turn(sid, "u1001", first)["suggestion"]["text"]

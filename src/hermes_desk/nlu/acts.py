@@ -214,8 +214,10 @@ _NOT_ASKED = re.compile(
 _HOW = re.compile(
     r"(?:能|可以|能不能|可不可以|怎么|怎样|如何|还能)\s*$"
     # "can the courier leave it at the door?": who would do it, named
-    r"|\b(?:can|could)\s+(?:i|we|you|they|it|he|she|the\s+(?:courier|driver|delivery\s+\w+))"
+    r"|\b(?:can|could)\s+(?:i|we|you|u|they|it|he|she|the\s+(?:courier|driver|delivery\s+\w+))"
     r"\s+(?:still\s+)?$|\bhow\s+(?:do|can|could)\s+(?:i|we)\s+$"
+    # "can you make it faster?", "could u get it here sooner?"
+    r"|\b(?:can|could)\s+(?:you|u)\s+(?:make|get|have)\s+it(?:\s+(?:here|there))?\s+$"
     # "could I get it one size up?", "can I have a bigger size?"
     r"|\b(?:can|could)\s+(?:i|we)\s+(?:still\s+)?(?:get|have)\s+(?:it|them|this|that|one\s+in)?\s*$"
     r"|\bhow\s+to\s+$|\bpossible\s+to\s+$",
@@ -240,6 +242,8 @@ def asks_for(text: str, phrases: tuple[str, ...], *, act: DialogueAct = "request
     >>> asks_for("could I get it one size up?", ("one size up",), act="question")
     True
     >>> asks_for("could the driver leave it with my neighbour?", ("leave it",), act="question")
+    True
+    >>> asks_for("ok can u make it faster", ("faster",), act="question")
     True
     >>> asks_for("I want the right one sent", ("the right one",))
     True
