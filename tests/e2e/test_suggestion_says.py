@@ -821,6 +821,7 @@ def test_a_parcel_asked_elsewhere_or_sooner_is_told_how_not_its_status_again(
         ("where is my order 202405201234?", "can you send it to me faster?", "Rushing an order"),
         # chat spelling: "can u make it" before what is asked
         ("wheres my stuff 202405201234", "ok can u make it faster", "Rushing an order"),
+        ("我的快递咋还不到 202405201234", "能快点不", "《加急与催件》"),
     ):  # fmt: skip
         sid = service.open_session("u1001")["session_id"]
         status = service.turn(sid, "u1001", first)["suggestion"]["text"]

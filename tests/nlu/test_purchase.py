@@ -84,6 +84,9 @@ def extract() -> SlotExtractor:
         ("的确坏了", None, None, "的确坏了"),
         # a missing piece: the product was "杯子少了一个", and no reason
         ("我收到的杯子少了一个", "杯子", None, "杯子少了一个"),
+        # what is asked about it is not the reason ("东西坏了咋整" went to the agent as the reason)
+        ("东西坏了咋整", None, None, "东西坏了"),
+        ("杯子碎了怎么办啊", None, None, "杯子碎了"),
         # the order's label left by its number, in English ("I got the wrong item in order")
         ("I got the wrong item in order 202405181001", None, None, "I got the wrong item"),
         # a word of the product's own is no stop ("多功" before) and no measure word ("装", "灯")

@@ -88,6 +88,7 @@ _ZH_TRIM_TAIL = re.compile(
     r"(?:退货|退款|退掉|退了|退|换货|换一个|换个|换|退换)"
     r"[\u4e00-\u9fff]{0,8}$"
 )
+_ZH_WHAT_NOW = re.compile(r"[，,\s]*(?:怎么办|咋办|咋整|怎么弄|怎么处理|如何处理)[啊呀呢吧]*$")
 _ZH_TRIM_HEAD = re.compile(r"^(?:因为|由于|是因为|就是|但是|可是|而且|结果|发现|那(?=我))")
 # A request and the order's label said before the reason without a comma ("我要退货 订单…
 # 质量有问题"): the request, not the reason.
@@ -189,6 +190,7 @@ def find_reason(text: str) -> str | None:
         reason = _ZH_REQUEST_HEAD.sub("", reason)
         reason = _ZH_TRIM_TAIL.sub("", reason)
         reason = _ZH_TRIM_HEAD.sub("", reason)
+        reason = _ZH_WHAT_NOW.sub("", reason)  # "东西坏了咋整": what is wrong, not the question
         reason = _EN_TRIM_TAIL.sub("", reason)
         reason = _EN_TRIM_HEAD.sub("", reason).strip()
         reason = _after_because(reason)
