@@ -19,7 +19,9 @@ Rules (SPEC §8):
   every request of the intent there: "I was charged twice" is no question about the ways to pay;
 - a problem no tool of the intent handles, reported or asked about (the intent's
   ``kb_problems``: "钢化膜碎了一张" during a parcel's conversation, "能补发吗"), is answered from
-  the knowledge base with the turn's own words, not with the parcel's status again;
+  the knowledge base with the turn's own words, not with the parcel's status again — after the
+  record the turn itself names, looked up for the customer (another's gets the general answer,
+  without its number);
 - a turn that only gives the record a question of the same intent needed ("订单号…" after
   "我的退货怎么样了", "订单…" after "我的投诉处理得怎么样了") answers that question: the record,
   then the knowledge base; no write;
