@@ -216,6 +216,48 @@ def test_a_question_that_names_no_subject_is_searched_with_the_conversations(
     ]
 
 
+@pytest.mark.parametrize(
+    "previous, previous_text, text, language, query",
+    [# a return's times are of refunds and of exchanges: the one the turn before named
+     ("return_exchange", "I was refunded for order 202405170666 but the money isn't here",
+      "how long does it take?", "en", "refunded how long does it take?"),
+     ("return_exchange", "I want to exchange 202405231122, wrong size", "how long does that take?",
+      "en", "exchange how long does that take?"),
+     ("return_exchange", "订单202405170666退款了但是钱还没到", "要多久啊", "zh", "退款 要多久啊"),
+     ("password_reset", "I want to change my password", "how long does it take?", "en",
+      "password how long does it take?"),
+     # after a knowledge question, the subject of any intent it named
+     ("kb_question", "can I return 202405231122?", "how long will it take?", "en",
+      "return how long will it take?"),
+     # the intent's own subjects only: "订单号" names an order, not what the return is about
+     ("return_exchange", "订单号是202410230987", "那钱多久能退回来", "zh", "那钱多久能退回来"),
+     # an intent with a kb_context keeps it; a turn naming its subject keeps its words
+     ("complaint", "I want to exchange it", "how long will it take", "en",
+      "complaint how long will it take"),
+     ("return_exchange", "I want to exchange it", "how long does a refund take", "en",
+      "how long does a refund take")],
+)  # fmt: skip
+def test_a_question_of_time_takes_the_subject_the_turn_before_named(
+    pack: Pack,
+    tools: dict[str, ToolSpec],
+    previous: str,
+    previous_text: str,
+    text: str,
+    language: str,
+    query: str,
+) -> None:
+    """ "how long does it take?" right after "I was refunded … the money isn't here", "I want
+    to exchange …" or "I want to change my password" got the delivery times."""
+    plan = decide(
+        reading(pack, "kb_question", text, act="question", language=language,
+                previous_intent=previous, previous_text=previous_text),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert [(lookup.tool, lookup.arguments["query"]) for lookup in plan.lookups] == [
+        ("kb_search", query)
+    ]
+
+
 def test_a_question_of_time_read_as_its_own_intent_is_searched_with_its_subject(
     pack: Pack, tools: dict[str, ToolSpec]
 ) -> None:

@@ -1164,6 +1164,23 @@ def test_how_long_right_after_a_complaint_is_the_complaints_time(
     assert says in said and "退款" not in said and "refund" not in said.lower(), said
 
 
+@pytest.mark.parametrize(
+    ("user", "before", "says"),
+    [("u1006", "hi, I was refunded for order 202405170666 but the money isn't in my account yet",
+      "working days"),
+     ("u1003", "I want to exchange 202405231122, wrong size", "ships within 48 hours after"),
+     ("u1001", "I want to change my password", "SMS code")],
+)  # fmt: skip
+def test_how_long_after_a_refund_an_exchange_or_a_password_is_about_it(
+    service: Service, user: str, before: str, says: str
+) -> None:
+    """ "how long does it take?" right after each got the delivery times."""
+    sid = service.open_session(user)["session_id"]
+    service.turn(sid, user, before)
+    said = service.turn(sid, user, "how long does it take?")["suggestion"]["text"]
+    assert says in said and "Delivery times" not in said, said
+
+
 def test_an_exchange_asked_for_a_delivered_order_is_told_how_not_the_return_rules(
     service: Service,
 ) -> None:

@@ -64,6 +64,7 @@ from hermes_desk.nlu import (
     is_short,
     is_slot_only,
     mentions,
+    named,
     only_changes_to,
     reports,
     request_act,
@@ -740,17 +741,26 @@ def _on_topic(reading: Reading, pack: Pack, query: str) -> str:
     will someone call me" read as the complaint's got the hacked-account article's "someone
     will contact you within 24 hours"), in the turn's language. Only a question of when or
     how long: each subject's times differ, and other questions say what they are about in
-    words of their own ("what are your hours")."""
+    words of their own ("what are your hours").
+
+    A knowledge question after an intent with no ``kb_context`` (a return's times are of
+    refunds and of exchanges) takes the subject the previous turn named of that intent's
+    ``kb_topic``, of any intent's after a knowledge question ("I was refunded … the money isn't
+    here", "I want to change my password", "can I return it?", then "how long does it take?"
+    got the delivery times)."""
     if query != reading.text:
         return query
     asked = reading.intent
     about = asked if asked.name != KB_INTENT else pack.intents.get(reading.previous_intent or "")
-    if about is None:
+    if about is None or not asks_when(query) or mentions(query, pack.topic_phrases):
         return query
-    word = about.kb_context.get(reading.language or "")
-    if word is None or not asks_when(query) or mentions(query, pack.topic_phrases):
-        return query
-    return f"{word} {query}"
+    language = reading.language or ""
+    word = about.kb_context.get(language)
+    if word is None and asked.name == KB_INTENT and reading.previous_text:
+        own = about.name != KB_INTENT  # else a knowledge question's: of any subject
+        topics = about.kb_topic.get(language, ()) if own else pack.topic_phrases
+        word = named(reading.previous_text, topics)
+    return query if word is None else f"{word} {query}"
 
 
 def _instead(

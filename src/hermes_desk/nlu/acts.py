@@ -29,7 +29,7 @@ from typing import Literal
 
 __all__ = [
     "DialogueAct", "asks_for", "asks_for_something", "asks_if_allowed", "asks_if_done",
-    "asks_why", "mentions", "reports", "request_act", "tells_what_happened",
+    "asks_why", "mentions", "named", "reports", "request_act", "tells_what_happened",
 ]  # fmt: skip
 
 DialogueAct = Literal["question", "request"]
@@ -296,6 +296,19 @@ def mentions(text: str, phrases: tuple[str, ...]) -> bool:
     (True, False)
     """
     return bool(phrases) and _phrase_pattern(phrases).search(text) is not None
+
+
+def named(text: str, phrases: tuple[str, ...]) -> str | None:
+    """The first of ``phrases`` that ``text`` names (as :func:`mentions` finds it), as written
+    in the text; None when it names none.
+
+    >>> named("I was refunded but the money isn't here", ("refund", "refunded", "return"))
+    'refunded'
+    >>> named("还没到账", ("退款",)) is None
+    True
+    """
+    found = _phrase_pattern(phrases).search(text) if phrases else None
+    return found.group() if found is not None else None
 
 
 @functools.lru_cache(maxsize=128)  # a pack's phrase lists: a few per intent
