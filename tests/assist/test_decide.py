@@ -63,6 +63,22 @@ def test_a_question_about_a_named_orders_refund_looks_the_order_up_before_the_ar
     )
 
 
+def test_a_delivered_parcels_order_is_looked_up_for_what_came_after(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """The intent's ``calls_detail``: "订单…什么状态" of an order being returned got the parcel's
+    "已签收。如果您没有收到…"; a delivered or returned parcel's order is looked up next."""
+    plan = decide(
+        reading(pack, "order_status", "订单202405100789什么状态", act="question",
+                slots={"order_id": "202405100789"}),
+        pack, tools, user="u1003",
+    )  # fmt: skip
+    [shipment] = plan.lookups
+    order = Lookup("get_order", {"order_id": "202405100789"})
+    assert shipment.tool == "get_shipment"
+    assert shipment.detail == (("delivered", order), ("returned", order))
+
+
 @pytest.mark.parametrize(
     ("text", "reported", "said"),
     [("我的退货202405100789到哪一步了", True, "order_status"),

@@ -1181,6 +1181,26 @@ def test_how_long_after_a_refund_an_exchange_or_a_password_is_about_it(
     assert says in said and "Delivery times" not in said, said
 
 
+@pytest.mark.parametrize(
+    ("user", "text", "says", "not_said"),
+    [("u1003", "订单202405100789什么状态", "正在退货中", "已签收"),
+     ("u1003", "what's the status of order 202405100789?", "is being returned", "delivered"),
+     ("u1006", "what's the status of order 202405170666?", "is refunded (459", "to the shop"),
+     # delivered and nothing after: the parcel's answer, as before
+     ("u1001", "what's the status of order 202405181001?", "has been delivered", "refund")],
+)  # fmt: skip
+def test_a_delivered_orders_status_says_the_return_or_refund_that_came_after(
+    service: Service, user: str, text: str, says: str, not_said: str
+) -> None:
+    """An order being returned got its parcel's "已签收。如果您没有收到包裹…"; a refunded one
+    "returned to the shop. If you like, I will check the refund"."""
+    sid = service.open_session(user)["session_id"]
+    out = service.turn(sid, user, text)
+    said = out["suggestion"]["text"]
+    assert says in said and not_said not in said, said
+    assert [c["tool"] for c in out["tool_calls"]][:2] == ["get_shipment", "get_order"]
+
+
 def test_an_exchange_asked_for_a_delivered_order_is_told_how_not_the_return_rules(
     service: Service,
 ) -> None:

@@ -190,6 +190,19 @@ def _replace(path: Path, old: str, new: str) -> None:
             "    kb_record_detail",
             ["intents.yaml", "return_exchange", "kb_record_detail needs kb_record"],
         ),
+        (
+            "intents.yaml",
+            "calls_detail: {delivered: get_order,",
+            "calls_detail: {delivered: list_orders,",
+            ["intents.yaml", "order_status", "calls_detail", "list_orders"],
+        ),
+        (
+            # a write named as a closer look would run with no approval: refused
+            "intents.yaml",
+            "calls_detail: {delivered: get_order,",
+            "calls_detail: {delivered: create_return,",
+            ["intents.yaml", "order_status", "calls_detail"],
+        ),
         ("intents.yaml", "    out_of_scope: true", "    out_of_scope: false", ["oos"]),
         ("replies.yaml", "  order_status:", "  not_an_intent:", ["replies.yaml", "not_an_intent"]),
         ("compliance.yaml", "action: mask", "action: shout", ["compliance.yaml", "action"]),

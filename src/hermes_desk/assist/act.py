@@ -84,7 +84,9 @@ class TurnActor:
         withdrawals = [await self._withdraw(proposal_id, session) for proposal_id in plan.withdraw]
         if plan.withdraw_workflow is not None:
             view, ended = await self._withdraw_workflow(plan.withdraw_workflow, session)
-            return Acting(results, view, proposals, withdrawals, workflow_withdrawn=ended)
+            return Acting(
+                results, view, proposals, withdrawals, workflow_withdrawn=ended, told=told
+            )
         if plan.amend is not None:
             await self._amend(*plan.amend, session)
         view = await self._move_workflow(plan, session)
@@ -96,7 +98,9 @@ class TurnActor:
         )
         if waiting is not None and waiting.pending:
             proposals.append(waiting)
-        return Acting(results=results, workflow=view, proposals=proposals, withdrawals=withdrawals)
+        return Acting(
+            results=results, workflow=view, proposals=proposals, withdrawals=withdrawals, told=told
+        )
 
     async def _ended_by(self, withdrawals: list[Proposal], session: Session) -> WorkflowView | None:
         """The workflow a withdrawn proposal belonged to, as the withdrawal left it (ended): the

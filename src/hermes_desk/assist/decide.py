@@ -257,7 +257,8 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
             continue
         arguments = _arguments(spec, reading.slots, context)
         if spec.effect == "read":
-            lookups.append(Lookup(name, arguments, _instead(intent, name, tools, reading, context)))
+            lookup = Lookup(name, arguments, _instead(intent, name, tools, reading, context))
+            lookups.append(_with_detail(lookup, intent.calls_detail, tools, arguments))
         else:
             writes.append(_write(name, arguments, reading, tools))
     check = _record_check(intent, tools, reading, context) if writes else None
@@ -665,7 +666,7 @@ def _kb_lookups(
     record = _kb_record(reading, pack, tools, query, user=user, slots=slots)
     if record is None:
         return (_kb_search(reading, pack, tools, query, user=user),)
-    record = _with_detail(record, reading, tools, record.arguments)
+    record = _with_detail(record, reading.intent.kb_record_detail, tools, record.arguments)
     search = _kb_search(
         reading, pack, tools, query, user=user, status_of=record.tool if status else None
     )
@@ -689,13 +690,16 @@ def _kb_record(
 
 
 def _with_detail(
-    record: Lookup, reading: Reading, tools: Mapping[str, ToolSpec], arguments: Mapping[str, Any]
+    record: Lookup,
+    closer: Mapping[str, str],
+    tools: Mapping[str, ToolSpec],
+    arguments: Mapping[str, Any],
 ) -> Lookup:
-    """``record`` with the look-ups that tell its status more closely (the intent's
-    ``kb_record_detail``), each made with the record's own arguments."""
+    """``record`` with the look-ups that tell its status more closely (``closer``, the intent's
+    ``kb_record_detail`` or ``calls_detail``), each made with the record's own arguments."""
     detail = [
         (status, lookup)
-        for status, name in reading.intent.kb_record_detail.items()
+        for status, name in closer.items()
         if (lookup := _read_lookup(tools, name, arguments, {}, complete=True)) is not None
     ]
     return replace(record, detail=tuple(detail)) if detail else record

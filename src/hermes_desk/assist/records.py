@@ -177,6 +177,8 @@ class Acting:
     #: The other records the turn named, each looked up as the first was
     #: (:mod:`hermes_desk.assist.several`), with what was read and planned for it.
     also: tuple[OtherRecord, ...] = ()
+    #: a record's tool → the tool whose record told its status more closely (``Lookup.detail``)
+    told: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from hermes_desk.llm.offline import situation_for
 from hermes_desk.nlu import is_slot_only, reports
 from hermes_desk.packs import Pack
 from hermes_desk.sessions import Session
-from hermes_desk.tools import ToolSpec, ToolStatus
+from hermes_desk.tools import ToolResult, ToolSpec, ToolStatus
 from hermes_desk.workflows.machine import APPROVAL_PREFIX
 from hermes_desk.workflows.tool_steps import found_nothing
 
@@ -298,7 +298,7 @@ def facts_of(
                     continue
                 if "*" not in value or key not in shown:  # a masked one only fills a gap
                     shown[key] = value
-    outputs.update({n: r.result for n, r in acting.results.items() if r.ok})
+    outputs.update({n: r.result for n, r in _closer_first(acting) if r.ok})
     # A request carried out earlier that the turn asks about: its result, as it came (the
     # ticket's number); nothing ran for it in this turn.
     recalled = [p for p in reading.proposals if p.id in plan.recall]
@@ -518,3 +518,21 @@ def _situation(acting: Acting, pending: list[Any], waiting_for: str | None) -> s
     if ToolStatus.REFUSED in statuses.values():
         return "refused"
     return None
+
+
+def _closer_first(acting: Acting) -> list[tuple[str, ToolResult]]:
+    """The turn's results, each record that another told more closely right after that one
+    (``Acting.told``): the reply's ``<situation>_<status>`` takes the closer status first (a
+    delivered parcel's order being returned: ``ok_returning`` before ``ok_delivered``)."""
+    closers = set(acting.told.values())
+    ordered: list[tuple[str, ToolResult]] = []
+    for name, result in acting.results.items():
+        if name in closers:
+            continue
+        closer = acting.told.get(name)
+        if closer is not None and closer in acting.results:
+            ordered.append((closer, acting.results[closer]))
+        ordered.append((name, result))
+    placed = {name for name, _ in ordered}
+    ordered += [(n, r) for n, r in acting.results.items() if n not in placed]
+    return ordered

@@ -512,6 +512,7 @@ def _check_references(
                 )
         named = [("kb_record", intent.kb_record), ("record_check", intent.record_check)]
         named += [("kb_record_detail", tool) for tool in intent.kb_record_detail.values()]
+        named += [("calls_detail", tool) for tool in intent.calls_detail.values()]
         for key, tool in named:
             # A write named here would be skipped silently: the record never looked up.
             if tool is not None and effects.get(tool, "read") != "read":

@@ -151,6 +151,13 @@ class IntentSpec(_Strict):
         "its status is the one the knowledge search is given: a shipped order's parcel may be "
         "lost, and '能退款吗' of a lost parcel is not asked of an order on its way",
     )
+    calls_detail: dict[str, str] = Field(
+        default_factory=dict,
+        description="{status: read tool}: when a read tool the intent calls finds a record with "
+        "one of these statuses, this tool's record (looked up next, with the same arguments) "
+        "tells it more closely, and the reply takes its status first: a delivered parcel's order "
+        "may be being returned or refunded since",
+    )
     record_check: str | None = Field(
         None,
         description="a read tool of the intent: a write the intent proposes for a record the "
@@ -192,9 +199,13 @@ class IntentSpec(_Strict):
         for key, tool in (("kb_record", self.kb_record), ("record_check", self.record_check)):
             if tool is not None and tool not in self.tools:
                 raise ValueError(f"{key} {tool!r} is not listed under tools")
-        detail = [t for t in self.kb_record_detail.values() if t not in self.tools]
-        if detail:
-            raise ValueError(f"kb_record_detail {detail[0]!r} is not listed under tools")
+        for key, detail in (
+            ("kb_record_detail", self.kb_record_detail),
+            ("calls_detail", self.calls_detail),
+        ):
+            unlisted = [t for t in detail.values() if t not in self.tools]
+            if unlisted:
+                raise ValueError(f"{key} {unlisted[0]!r} is not listed under tools")
         if self.kb_record_detail and self.kb_record is None:
             raise ValueError("kb_record_detail needs kb_record: the record it tells more of")
         if self.status_reports and self.kb_record is None:
