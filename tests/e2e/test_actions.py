@@ -155,6 +155,27 @@ def test_reject_runs_nothing_and_ends_the_workflow(service: Service) -> None:
     assert "没有获得批准" in asked["text"] and "跟进" not in asked["text"], asked
 
 
+@pytest.mark.parametrize(
+    ("text", "asked", "says"),
+    [("退货202405181001，不合适", "那能换货吗", "申请换货"),
+     ("I want to return 202405181001, it doesn't fit", "ok whatever, can I exchange it then?",
+      "How to start an exchange")],
+)  # fmt: skip
+def test_an_exchange_asked_for_after_a_turned_down_return_is_told_how(
+    service: Service, text: str, asked: str, says: str
+) -> None:
+    """ "那能换货吗" right after the agent turned the return down got "退货退款申请没有获得批准"
+    again: a question of the intent after its write was decided showed the decision, whatever
+    it asked for."""
+    sid = service.open_session("u1001")["session_id"]
+    [proposal] = service.turn(sid, "u1001", text)["proposals"]
+    assert reject(service, proposal, "u1001", "worn").status_code == 200
+    out = service.turn(sid, "u1001", asked)
+    said = out["suggestion"]["text"]
+    assert says in said and "批准" not in said and "approved" not in said, said
+    assert out["proposals"] == []
+
+
 def test_a_question_about_a_ticket_an_agent_rejected_says_it_will_not_be_done(
     service: Service,
 ) -> None:

@@ -30,8 +30,9 @@ Rules (SPEC §8):
   asking for an order number;
 - a write for a record the turn names waits for the record to be found for the customer when
   the intent has a ``record_check`` (a complaint about another customer's order: no ticket);
-- while a write waits for the agent, asking for what no tool does ("能换大一码吗" during a
-  return) is answered, not the waiting write shown again;
+- while a write waits for the agent, or once the agent decided it, asking for what no tool
+  does ("能换大一码吗" during a return, "那能换货吗" after it was turned down) is answered, not
+  the write or its decision shown again;
 - a go-ahead right after asking whether something may be done ("can I return order …?", then
   "great, do it") is that request;
 - a bare record number with nothing asked before it in the conversation ("order …" after small
@@ -165,7 +166,10 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
     # the record a question asked for ("我的退货怎么样了", then "订单号…"): no return put forward.
     question = _question_before(reading) if acts else None
     if acts and (reading.act == "question" or reading.unsure or question) and _has_kb(pack, tools):
-        decided = _decided_workflow(reading)
+        # Asked for what none of the tools does ("那能换货吗" after the return was turned down):
+        # not a question about the decided request, whose outcome would be said again.
+        beyond = intent.kb_requests and _beyond_the_tools(reading) is not None
+        decided = None if beyond else _decided_workflow(reading)
         if decided is not None:
             return Plan(
                 intent.name,
