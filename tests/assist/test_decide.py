@@ -668,6 +668,27 @@ def test_a_waiting_workflow_takes_the_code_and_other_questions_are_answered(
     assert [lookup.tool for lookup in other.lookups] == ["get_shipment"]
 
 
+def test_an_unsure_turn_that_brings_nothing_is_about_the_waiting_workflow(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """ "怎么还不对" right after a wrong code, read as a parcel's question at 0.38, was asked for
+    an order number, and the conversation went on as a parcel's."""
+    unsure = decide(
+        reading(pack, "logistics", "怎么还不对", act="question", confidence=0.38, unsure=True,
+                waiting=_waiting("sms_code")),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert unsure.workflow is not None and unsure.workflow.kind == "show"
+    assert unsure.lookups == () and unsure.missing_slots == ()
+    assert unsure.conversation_intent == "password_reset"
+    # read surely as another intent, it is that intent's: answered as usual
+    sure = decide(
+        reading(pack, "logistics", "我的快递到哪了", act="question", waiting=_waiting("sms_code")),
+        pack, tools, user="u1",
+    )  # fmt: skip
+    assert sure.workflow is None and sure.missing_slots == ("order_id",)
+
+
 def test_a_workflow_waiting_for_the_agent_is_shown_not_restarted(
     pack: Pack, tools: dict[str, ToolSpec]
 ) -> None:

@@ -44,6 +44,19 @@ def test_the_reply_speaks_each_turns_language_and_a_bare_number_keeps_it(
     assert mixed["language"] == "zh", "Chinese words carry the turn, an English term does not"
 
 
+def test_why_still_wrong_after_a_wrong_code_is_about_the_code(service: Service) -> None:
+    """ "怎么还不对" right after a wrong code was read as a parcel's question and asked for an
+    order number; the reset's next code was then taken by a parcel's conversation."""
+    sid = service.open_session("u1001")["session_id"]
+    service.turn(sid, "u1001", "忘记密码了，手机号13800138000")
+    service.turn(sid, "u1001", "验证码是123456")
+    said = service.turn(sid, "u1001", "怎么还不对")["suggestion"]["text"]
+    assert "验证码" in said and "订单号" not in said, said
+    code = httpx.get(f"{service.backend_url}/sms/outbox/13800138000").json()["code"]
+    verified = service.turn(sid, "u1001", code)
+    assert verified["suggestion"]["situation"] == "proposed", verified["suggestion"]
+
+
 def test_a_rejected_code_is_named_with_the_tries_left_and_nothing_is_called_done(
     service: Service,
 ) -> None:

@@ -843,8 +843,15 @@ def _continue_waiting(
         return None
     if reading.intent.workflow == waiting.name:
         return _asked_again(reading, pack, owner)
-    if reading.intent.out_of_scope:
-        return Plan(owner, "the workflow still waits for the customer", workflow=_show(waiting))
+    # A turn the reader is unsure of that brings nothing ("怎么还不对" right after a wrong code,
+    # read as a parcel's question at 0.38, was asked for an order number) is about what waits.
+    if reading.intent.out_of_scope or (reading.unsure and not reading.found):
+        return Plan(
+            owner,
+            "the workflow still waits for the customer",
+            workflow=_show(waiting),
+            conversation_intent=None if reading.intent.out_of_scope else owner,
+        )
     return None  # something else asked meanwhile: answered as usual
 
 
