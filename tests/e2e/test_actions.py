@@ -176,6 +176,23 @@ def test_an_exchange_asked_for_after_a_turned_down_return_is_told_how(
     assert out["proposals"] == []
 
 
+@pytest.mark.parametrize("asked", ["is it added?", "补充上了吗"])
+def test_asked_whether_a_note_was_added_says_its_ticket_not_the_parcel(
+    service: Service, asked: str
+) -> None:
+    """ "is it added?" after the agent approved a note to the complaint's ticket got the
+    order's parcel ("out for delivery…"): the complaint had named the order."""
+    sid = service.open_session("u1004")["session_id"]
+    out = service.turn(sid, "u1004", "I want to complain, the courier threw my parcel 202405240001")
+    assert approve(service, out["proposals"][0], "u1004").status_code == 200
+    more = service.turn(sid, "u1004", "I'd like to add that he also swore at me")
+    [note] = more["proposals"]
+    assert note["tool"] == "add_ticket_note"
+    assert approve(service, note, "u1004").status_code == 200
+    said = service.turn(sid, "u1004", asked)["suggestion"]["text"]
+    assert "TK" in said and "delivery" not in said and "派送" not in said, said
+
+
 def test_a_question_about_a_ticket_an_agent_rejected_says_it_will_not_be_done(
     service: Service,
 ) -> None:
