@@ -452,6 +452,12 @@ def test_a_go_ahead_with_nothing_put_in_or_offered_is_told_so(pack: Pack, text: 
         ("帮我查一下订单202405231122", "order_status", "nothing_to_go_ahead"),
         ("退货运费谁出", "kb_question", "nothing_to_go_ahead"),
         ("能取消吗", "order_status", "nothing_to_go_ahead"),
+        # a knowledge question of how, about what no intent's tool does: "can you do it for me?"
+        # got "Tell me what you would like done (a return and refund, a complaint…)"
+        ("how do I change my delivery address for 202405231122?", "kb_question", "not_put_in_here"),
+        ("change it to 88 Jianguo Road, Beijing", "kb_question", "not_put_in_here"),
+        # …and about what a tool does: what to put in is asked
+        ("how do I return an item?", "kb_question", "nothing_to_go_ahead"),
     ],
 )
 def test_a_go_ahead_with_what_no_tool_does_is_told_it_is_not_put_in_here(

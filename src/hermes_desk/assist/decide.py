@@ -437,7 +437,14 @@ def reports_a_status(text: str, pack: Pack) -> bool:
 
 def asks_what_no_tool_does(text: str, intent: str | None, *, pack: Pack) -> bool:
     """Whether ``text`` asks of the intent named ``intent`` what none of its tools does (its
-    ``kb_requests`` phrases, as a request): "I want to cancel order …" where no tool cancels."""
+    ``kb_requests`` phrases, as a request): "I want to cancel order …" where no tool cancels.
+    A knowledge question asks it of any intent, as a request or a question of how ("how do I
+    change my delivery address?": no tool changes one)."""
+    if intent == KB_INTENT:
+        if request_act(text) not in ("request", "question"):
+            return False
+        specs = [s for s in pack.intents.values() if isinstance(s.kb_requests, dict)]
+        return any(asks_for(text, spec.kb_phrases) for spec in specs)
     spec = pack.intents.get(intent or "")
     if spec is None or not isinstance(spec.kb_requests, dict):
         return False
