@@ -84,6 +84,27 @@ def test_a_rejected_code_is_named_with_the_tries_left_and_nothing_is_called_done
     assert "is reset" not in text and "once confirmed" in text, text
 
 
+@pytest.mark.parametrize(
+    ("asked", "says"),
+    [("thanks! can I log in now?", "temporary password"), ("谢谢 现在能登录了吗", "临时密码")],
+)
+def test_thanks_and_can_i_log_in_after_the_reset_says_how_it_went(
+    service: Service, asked: str, says: str
+) -> None:
+    """ "thanks! can I log in now?" after the agent approved the reset got "You are welcome,
+    glad I could help": the question went unanswered."""
+    sid = service.open_session("u1001")["session_id"]
+    service.turn(sid, "u1001", "I forgot my password, my phone is 13800138000")
+    code = httpx.get(f"{service.backend_url}/sms/outbox/13800138000").json()["code"]
+    [proposal] = service.turn(sid, "u1001", code)["proposals"]
+    approved = service.client.post(
+        f"/v1/proposals/{proposal['id']}/approve", json={"user_id": "u1001", "agent_id": "a-1"}
+    )
+    assert approved.status_code == 200, approved.text
+    said = service.turn(sid, "u1001", asked)["suggestion"]["text"]
+    assert says in said and "welcome" not in said and "不客气" not in said, said
+
+
 def test_a_negative_turn_is_acknowledged_before_the_facts_and_gives_a_key_fact(
     service: Service,
 ) -> None:
