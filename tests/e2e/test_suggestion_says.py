@@ -1241,6 +1241,26 @@ def test_a_delivered_orders_status_says_the_return_or_refund_that_came_after(
     assert [c["tool"] for c in out["tool_calls"]][:2] == ["get_shipment", "get_order"]
 
 
+@pytest.mark.parametrize(
+    ("first", "then", "first_says", "then_says"),
+    [("my coupon didn't apply to order 202405231122", "can you refund the difference?",
+      "Coupons", "Price protection"),
+     ("订单202405231122买完就降价了", "那帮我退差价", "价保", "价保")],
+)  # fmt: skip
+def test_a_difference_asked_back_is_no_return_of_the_order(
+    service: Service, first: str, then: str, first_says: str, then_says: str
+) -> None:
+    """ "my coupon didn't apply…" got the international-shipping article ("No customs duties
+    apply"), then "can you refund the difference?" put the whole order's return forward; "那帮我
+    退差价" quoted the address change's "补运费差价"."""
+    sid = service.open_session("u1003")["session_id"]
+    said = service.turn(sid, "u1003", first)["suggestion"]["text"]
+    assert first_says in said and "customs" not in said, said
+    out = service.turn(sid, "u1003", then)
+    assert then_says in out["suggestion"]["text"], out["suggestion"]["text"]
+    assert out["proposals"] == [] and out["workflow"] is None
+
+
 def test_an_exchange_asked_for_a_delivered_order_is_told_how_not_the_return_rules(
     service: Service,
 ) -> None:
