@@ -1028,9 +1028,11 @@ def test_each_order_a_turn_names_is_answered_not_only_the_first(service: Service
     assert "202405181001" in text and "已签收" in text, text
     assert text.count("您好") <= 1, text
     calls = [(c["tool"], c["status"], c["result"]["order_id"]) for c in out["tool_calls"]]
+    # a delivered parcel's order is looked up after it: what came after is said (calls_detail)
     assert calls == [
         ("get_shipment", "ok", "202405201234"),
         ("get_shipment", "ok", "202405181001"),
+        ("get_order", "ok", "202405181001"),
     ], calls
 
     english = service.turn(sid, "u1001", "where are orders 202405250077 and 202405100789?")
