@@ -240,6 +240,14 @@ class ActionSettings(_Section):
         "sqlite", description="proposals: sqlite (data folder) | memory | redis"
     )
     redis_url: str = "redis://127.0.0.1:6379/0"
+    earlier_contacts_days: float = Field(
+        7.0,
+        ge=0,
+        le=7,
+        description="a customer's writes that ran this many days back, in other contacts, are "
+        "known to the turn (a complaint made again adds to its ticket); at most the 7 days "
+        "Redis keeps decided proposals; 0: none",
+    )
 
 
 class FeedbackSettings(_Section):

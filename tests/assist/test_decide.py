@@ -467,6 +467,71 @@ def test_a_complaint_after_the_ticket_was_opened_adds_a_note_to_it(
     assert write.arguments == {"ticket_id": "T-9", "user_id": "u7", "note": "还是没人理我"}
 
 
+def _earlier_ticket(pid: str, ticket: str, order: str | None) -> Proposal:
+    """A ticket an earlier contact (session ``before``) opened."""
+    named = {"order_id": order} if order else {}
+    return dataclasses.replace(
+        _ticket("executed", {"ticket_id": ticket, "status": "open"}),
+        id=pid, session_id="before", topic=f"create_ticket:{order or '-'}",
+        arguments={"user_id": "u7", "summary": "一直不动", **named},
+    )  # fmt: skip
+
+
+def test_a_complaint_made_again_in_a_new_contact_adds_to_the_ticket_opened_then(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """X4 across contacts: the ticket an earlier contact opened for the same order (or, when
+    this complaint names none, the only one opened) takes the complaint as a note."""
+    order = {"order_id": "202405201234"}
+    earlier = [_earlier_ticket("act_a", "T-1", "202405201234")]
+    again = reading(pack, "complaint", "订单202405201234还是不动", slots=order, earlier=earlier)
+    plan = decide(again, pack, tools, user="u7")
+    [write] = plan.writes
+    assert write.tool == "add_ticket_note" and "earlier contact" in write.rule
+    note = {"ticket_id": "T-1", "user_id": "u7", "note": "订单202405201234还是不动"}
+    assert write.arguments == note
+    unnamed = reading(pack, "complaint", "我还要补充，快递员态度很差", earlier=earlier)
+    [write] = decide(unnamed, pack, tools, user="u7").writes
+    assert write.tool == "add_ticket_note" and write.arguments["ticket_id"] == "T-1"
+
+
+def test_a_complaint_about_another_order_than_an_earlier_ticket_is_a_ticket_of_its_own(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """Another order, or no order named while two tickets were opened before (which one is
+    the agent's to say): a new ticket is put forward; nothing was added to the earlier ones."""
+    earlier = [_earlier_ticket("act_a", "T-1", "202405201234")]
+    other = reading(pack, "complaint", "订单202405181001的快递员态度很差",
+                    slots={"order_id": "202405181001"}, earlier=earlier)  # fmt: skip
+    [write] = decide(other, pack, tools, user="u7").writes
+    assert write.tool == "create_ticket" and write.topic == "create_ticket:202405181001"
+    two = [*earlier, _earlier_ticket("act_b", "T-2", "202405181001")]
+    unnamed = reading(pack, "complaint", "快递员态度很差，我要投诉他", earlier=two)
+    [write] = decide(unnamed, pack, tools, user="u7").writes
+    assert write.tool == "create_ticket" and write.topic == "create_ticket:-"
+
+
+def test_asked_about_a_complaint_in_a_new_contact_recalls_the_ticket_opened_then(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """ "我的投诉处理得怎么样了" in a new contact: the article, with the ticket an earlier
+    contact opened recalled (its number); a ticket of this contact is newer and wins."""
+    earlier = [_earlier_ticket("act_a", "T-1", None)]
+    asked = reading(pack, "complaint", "我的投诉处理得怎么样了", act="question", earlier=earlier)
+    plan = decide(asked, pack, tools, user="u7")
+    assert plan.answer_intent == "kb_question" and plan.writes == ()
+    assert plan.recall == ("act_a",)
+    mine = dataclasses.replace(_ticket("executed", {"ticket_id": "T-5"}), id="act_now")
+    both = dataclasses.replace(asked, proposals=[mine])
+    assert decide(both, pack, tools, user="u7").recall == ("act_now",)
+    # "我昨天投诉过了" (a complaint made before: answered, not logged again) recalls it too
+    before = reading(pack, "complaint", "我昨天投诉过了，还没人联系我", earlier=earlier)
+    plan = decide(before, pack, tools, user="u7")
+    assert plan.answer_intent == "kb_question" and plan.writes == ()
+    assert plan.recall == ("act_a",)
+    assert decide(dataclasses.replace(before, earlier=[]), pack, tools, user="u7").recall == ()
+
+
 @pytest.mark.parametrize(
     ("status", "situation"),
     [("proposed", "still_proposed"), ("executed", None), ("rejected", None)],
@@ -982,6 +1047,24 @@ def test_paid_yet_shown_unpaid_is_answered_from_the_kb_not_with_the_status_again
     asked = decide(reading(pack, "order_status", "订单什么时候发货", act="question",
                            slots={"order_id": "202405250077"}), pack, tools, user="u1")  # fmt: skip
     assert [lu.tool for lu in asked.lookups] == ["get_shipment"], "a question about the order"
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [("my coupon didn't apply to order 202405231122", "en"),
+     ("订单202405231122的优惠券没用上", "zh")],
+)  # fmt: skip
+def test_a_coupon_that_did_not_apply_to_a_named_order_is_answered_from_the_kb(
+    pack: Pack, tools: dict[str, ToolSpec], text: str, language: str
+) -> None:
+    """Read as the order's status (under the threshold), "my coupon didn't apply to order …"
+    got the parcel's status alone; the coupon rules answer it, after the order."""
+    turn = reading(pack, "order_status", text, language=language, unsure=True,
+                   slots={"order_id": "202405231122"})  # fmt: skip
+    plan = decide(turn, pack, tools, user="u1003")
+    assert plan.answer_intent == "kb_question" and plan.writes == ()
+    assert [lu.tool for lu in plan.lookups][-1] == "kb_search"
+    assert "get_shipment" not in [lu.tool for lu in plan.lookups]
 
 
 def test_the_knowledge_search_has_its_query_whatever_the_pack_maps(

@@ -118,6 +118,70 @@ async def test_for_session_lists_oldest_first_and_only_that_session(store: Any) 
     assert await store.for_session("nobody") == []
 
 
+async def _ran(store: Any, proposal: Proposal, at: float, status: str = "executed") -> None:
+    """``proposal`` added, then moved as an approval and its write move it."""
+    await store.add(proposal)
+    running = replace(proposal, status="executing", decided_at=at - 1, agent_id="agent7")
+    assert await store.replace(running, expected="proposed")
+    done = replace(running, status=status, executed_at=at, result={"ticket_id": proposal.id})
+    assert await store.replace(done, expected="executing")
+
+
+async def test_executed_for_lists_the_customers_writes_that_ran_newest_first(store: Any) -> None:
+    """What an earlier contact did for the customer, in any session: only writes that ran,
+    only theirs, only since the time asked, newest first."""
+    await _ran(store, _proposal("act_old", session="s1", created=10.0), at=20.0)
+    await _ran(store, _proposal("act_new", session="s2", created=30.0), at=40.0)
+    await _ran(store, _proposal("act_failed", session="s2", created=31.0), at=41.0, status="failed")
+    await store.add(_proposal("act_waiting", session="s3", created=50.0))
+    other = replace(_proposal("act_other", session="s9", created=30.0), user="u1002")
+    await _ran(store, other, at=45.0)
+    elsewhere = replace(_proposal("act_tenant", session="s8", created=30.0), tenant="acme")
+    await _ran(store, elsewhere, at=46.0)
+
+    ran = await store.executed_for("default", "u1001", since=0.0)
+    assert [p.id for p in ran] == ["act_new", "act_old"]
+    assert ran[0].result == {"ticket_id": "act_new"} and ran[0].session_id == "s2"
+    assert [p.id for p in await store.executed_for("default", "u1001", since=40.0)] == ["act_new"]
+    assert [p.id for p in await store.executed_for("default", "u1001", since=0.0, limit=1)] == [
+        "act_new"
+    ]
+    assert [p.id for p in await store.executed_for("default", "u1002", since=0.0)] == ["act_other"]
+    assert [p.id for p in await store.executed_for("acme", "u1001", since=0.0)] == ["act_tenant"]
+    assert await store.executed_for("default", "u1999", since=0.0) == []
+
+
+async def test_sqlite_lists_writes_that_ran_before_the_customer_index(tmp_path: Path) -> None:
+    """A data folder from before the customer index: its writes that ran are found after the
+    upgrade (the migration fills the index from the stored proposals)."""
+    import json
+    import sqlite3
+
+    from hermes_desk.actions.sqlite_store import MIGRATIONS
+    from hermes_desk.storage import apply_migrations
+
+    path = tmp_path / "actions.db"
+    ran = replace(_proposal("act_before", created=10.0), status="executed", executed_at=20.0)
+    waiting = _proposal("act_waiting", created=11.0)
+    conn = sqlite3.connect(path, isolation_level=None)
+    apply_migrations(conn, "actions", MIGRATIONS[:1])
+    for proposal in (ran, waiting):
+        conn.execute(
+            "INSERT INTO proposals (id, session_id, status, expires_at, created_at, data) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (proposal.id, proposal.session_id, proposal.status, proposal.expires_at,
+             proposal.created_at, json.dumps(proposal.to_dict())),
+        )  # fmt: skip
+    conn.close()
+    upgraded = SqliteProposalStore(path)
+    try:
+        found = await upgraded.executed_for("default", "u1001", since=0.0)
+        assert [p.id for p in found] == ["act_before"]
+        assert await upgraded.executed_for("default", "u1001", since=20.5) == []
+    finally:
+        await upgraded.aclose()
+
+
 async def test_due_lists_only_pending_past_their_time(store: Any) -> None:
     await store.add(_proposal("act_old", created=0.0, ttl=10))
     await store.add(_proposal("act_new", created=0.0, ttl=1000))

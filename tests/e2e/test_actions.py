@@ -868,6 +868,41 @@ def test_asked_after_the_ticket_was_opened_the_reply_gives_its_number(service: S
     assert [e["endpoint"] for e in executed_writes(service, before)] == ["create_ticket"]
 
 
+def test_a_complaint_made_again_in_a_later_contact_adds_to_the_ticket_opened_then(
+    tmp_path: Path,
+) -> None:
+    """X4 across contacts, and across a restart: the ticket an agent opened in one contact is
+    the one the customer's next contact asks about ("我的投诉处理得怎么样了" gives its number)
+    and adds to ("我还要补充…" puts a note forward, not a second ticket); another customer's
+    contact knows nothing of it."""
+    with serve_in_thread(create_backend(BackendState(today=business_today()))) as backend_url:
+        with serve_service(tmp_path / "data", backend_url) as first:
+            before = last_seq(first)
+            sid = first.open_session("u1001")["session_id"]
+            [ticket] = first.turn(sid, "u1001", "我要投诉订单202405201234，一直不动")["proposals"]
+            number = approve(first, ticket, "u1001").json()["result"]["ticket_id"]
+            first.close(sid, "u1001")
+        with serve_service(tmp_path / "data", backend_url) as again:  # restarted on its data
+            sid = again.open_session("u1001")["session_id"]
+            asked = again.turn(sid, "u1001", "我的投诉处理得怎么样了")
+            assert f"工单号 {number}" in asked["suggestion"]["text"], asked["suggestion"]
+            assert asked["proposals"] == []
+            more = again.turn(sid, "u1001", "我还要补充一下，快递员态度很差")
+            [note] = more["proposals"]
+            assert note["tool"] == "add_ticket_note", note
+            assert note["arguments"]["ticket_id"] == number, note
+            assert "earlier contact" in note["why"]["rule"], note["why"]
+            assert number in more["suggestion"]["text"], more["suggestion"]
+            assert approve(again, note, "u1001").status_code == 200
+            other = again.open_session("u1003")["session_id"]
+            theirs = again.turn(other, "u1003", "我的投诉处理得怎么样了")["suggestion"]["text"]
+            assert number not in theirs and "工单号" not in theirs, theirs
+            [own] = again.turn(other, "u1003", "快递员态度很差，我要投诉")["proposals"]
+            assert own["tool"] == "create_ticket", own
+            ran = [e["endpoint"] for e in executed_writes(again, before)]
+    assert ran == ["create_ticket", "add_ticket_note"]
+
+
 def test_the_rest_of_a_withdrawal_is_answered_without_the_return(service: Service) -> None:
     """ "actually I'll keep it, what are your hours?" while the return waited: withdrawn, and the
     hours never said (the waiting return was shown for the rest)."""

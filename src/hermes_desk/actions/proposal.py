@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from hermes_desk.events import mask_fields
 
-__all__ = ["DECIDED", "Proposal", "ProposalStatus"]
+__all__ = ["DECIDED", "Proposal", "ProposalStatus", "ran_at"]
 
 ProposalStatus = Literal[
     "proposed", "executing", "approved", "rejected", "expired", "executed", "failed", "withdrawn"
@@ -136,6 +136,11 @@ class Proposal:
             "result": self.result,
             "revision": self.revision,
         }
+
+
+def ran_at(proposal: Proposal) -> float:
+    """When the write ran (a proposal stored before that was kept: its decision, its making)."""
+    return proposal.executed_at or proposal.decided_at or proposal.created_at
 
 
 def _masked(arguments: dict[str, Any], sensitive: tuple[str, ...]) -> dict[str, Any]:

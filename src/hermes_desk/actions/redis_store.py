@@ -1,8 +1,8 @@
 """Proposals in Redis, for several workers: a hash per proposal, a sorted set per session, one
-of pending expiries and one of approvals whose write is under way (by decision time). A status
-change is one Lua script comparing the stored status, so two workers approving at once cannot
-both win. The client and its error translation are the shared
-:class:`~hermes_desk.storage.redis.RedisConnection`.
+per customer of the writes that ran (by when), one of pending expiries and one of approvals
+whose write is under way (by decision time). A status change is one Lua script comparing the
+stored status, so two workers approving at once cannot both win. The client and its error
+translation are the shared :class:`~hermes_desk.storage.redis.RedisConnection`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hermes_desk.actions.proposal import Proposal, ProposalStatus
+from hermes_desk.actions.proposal import Proposal, ProposalStatus, ran_at
 from hermes_desk.storage.redis import RedisConnection
 
 __all__ = ["RedisProposalStore"]
@@ -29,9 +29,9 @@ end
 return 1
 """
 
-# KEYS: proposal hash, pending zset, executing zset. ARGV: expected status, new status, data,
-# id, decided at, expected revision ('' = any), new revision. A hash without 'rev' (stored
-# before revisions were kept) is revision 0.
+# KEYS: proposal hash, pending zset, executing zset, the customer's zset of writes that ran.
+# ARGV: expected status, new status, data, id, decided at, expected revision ('' = any), new
+# revision, ran at, ttl. A hash without 'rev' (stored before revisions were kept) is revision 0.
 _REPLACE = """
 local cur = redis.call('HGET', KEYS[1], 'status')
 if cur ~= ARGV[1] then return 0 end
@@ -43,7 +43,23 @@ if ARGV[2] == 'executing' then
 else
   redis.call('ZREM', KEYS[3], ARGV[4])
 end
+if ARGV[2] == 'executed' then
+  redis.call('ZADD', KEYS[4], ARGV[8], ARGV[4])
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', tonumber(ARGV[8]) - tonumber(ARGV[9]))
+  redis.call('EXPIRE', KEYS[4], ARGV[9])
+end
 return 1
+"""
+
+# KEYS: a customer's zset of writes that ran. ARGV: the proposal key prefix, since, limit.
+# Newest first; a hash gone with its TTL is left out.
+_RAN = """
+local out = {}
+local ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], '+inf', ARGV[2], 'LIMIT', 0, ARGV[3])
+for i, id in ipairs(ids) do
+  out[i] = redis.call('HGET', ARGV[1] .. id, 'data')
+end
+return out
 """
 
 # KEYS: a session's sorted set. ARGV: the proposal key prefix. Returns each listed proposal's
@@ -72,12 +88,16 @@ class RedisProposalStore:
         self._replace = self._client.register_script(_REPLACE)
         self._add = self._client.register_script(_ADD)
         self._listed = self._client.register_script(_LISTED)
+        self._ran = self._client.register_script(_RAN)
 
     def _key(self, proposal_id: str) -> str:
         return f"{self._prefix}act:{proposal_id}"
 
     def _session_key(self, session_id: str) -> str:
         return f"{self._prefix}act-session:{session_id}"
+
+    def _customer_key(self, tenant: str, user: str) -> str:
+        return f"{self._prefix}act-customer:{tenant}:{user}"
 
     @property
     def _pending_key(self) -> str:
@@ -103,10 +123,20 @@ class RedisProposalStore:
         self, proposal: Proposal, *, expected: ProposalStatus, revision: int | None = None
     ) -> bool:
         data = json.dumps(proposal.to_dict(), ensure_ascii=False)
-        keys = [self._key(proposal.id), self._pending_key, self._executing_key]
+        keys = [self._key(proposal.id), self._pending_key, self._executing_key,
+                self._customer_key(proposal.tenant, proposal.user)]  # fmt: skip
         args = [expected, proposal.status, data, proposal.id, repr(proposal.decided_at or 0.0),
-                "" if revision is None else str(revision), str(proposal.revision)]  # fmt: skip
+                "" if revision is None else str(revision), str(proposal.revision),
+                repr(ran_at(proposal)), str(_TTL_S)]  # fmt: skip
         return int(await self._call(self._replace(keys=keys, args=args))) == 1
+
+    async def executed_for(
+        self, tenant: str, user: str, *, since: float, limit: int = 20
+    ) -> list[Proposal]:
+        keys = [self._customer_key(tenant, user)]
+        args = [self._key(""), repr(since), str(limit)]
+        values = await self._call(self._ran(keys=keys, args=args))
+        return [Proposal.from_dict(json.loads(v)) for v in values if v]
 
     async def for_session(self, session_id: str) -> list[Proposal]:
         keys = [self._session_key(session_id)]

@@ -197,6 +197,14 @@ class ActionService:
     async def for_session(self, session_id: str, *, tenant: str, user: str) -> list[Proposal]:
         return [p for p in await self.store.for_session(session_id) if p.owned_by(tenant, user)]
 
+    async def earlier(self, session_id: str, *, tenant: str, user: str) -> list[Proposal]:
+        """The customer's writes that ran in their other contacts within
+        ``earlier_contacts_days`` (a ticket opened yesterday), oldest first: a complaint made
+        again adds to that ticket, and "any news on my complaint?" is answered with it."""
+        since = self.clock.now() - self.settings.earlier_contacts_days * 86400
+        ran = await self.store.executed_for(tenant, user, since=since)
+        return [p for p in reversed(ran) if p.session_id != session_id and p.owned_by(tenant, user)]
+
     # -- deciding ----------------------------------------------------------------------------
 
     async def approve(

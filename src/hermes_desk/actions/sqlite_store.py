@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
-from hermes_desk.actions.proposal import Proposal, ProposalStatus
+from hermes_desk.actions.proposal import Proposal, ProposalStatus, ran_at
 from hermes_desk.storage import Migration, SqliteDatabase, apply_migrations
 
 __all__ = ["MIGRATIONS", "SqliteProposalStore"]
@@ -30,6 +30,22 @@ MIGRATIONS: Sequence[Migration] = (
         );
         CREATE INDEX IF NOT EXISTS proposals_session ON proposals (session_id, created_at);
         CREATE INDEX IF NOT EXISTS proposals_due ON proposals (status, expires_at);
+        """,
+    ),
+    # A customer's writes that ran, in any session: what an earlier contact did for them. The
+    # columns are the stored proposal's own fields (a write runs once; they never change after).
+    Migration(
+        "0002_proposals_customer",
+        """
+        ALTER TABLE proposals ADD COLUMN customer TEXT;
+        ALTER TABLE proposals ADD COLUMN ran_at REAL;
+        UPDATE proposals
+           SET customer = json_extract(data, '$.tenant') || '/' || json_extract(data, '$.user'),
+               ran_at = coalesce(json_extract(data, '$.executed_at'),
+                                 json_extract(data, '$.decided_at'), created_at)
+         WHERE status = 'executed';
+        CREATE INDEX IF NOT EXISTS proposals_customer ON proposals (customer, ran_at)
+            WHERE customer IS NOT NULL;
         """,
     ),
 )
@@ -75,17 +91,23 @@ class SqliteProposalStore:
     ) -> bool:
         data = json.dumps(proposal.to_dict(), ensure_ascii=False)
 
+        ran = proposal.status == "executed"
+        customer = f"{proposal.tenant}/{proposal.user}" if ran else None
+        finished = ran_at(proposal) if ran else None
+
         def update(conn: sqlite3.Connection) -> int:
             if revision is None:
                 cursor = conn.execute(
-                    "UPDATE proposals SET status = ?, data = ? WHERE id = ? AND status = ?",
-                    (proposal.status, data, proposal.id, expected),
+                    "UPDATE proposals SET status = ?, data = ?, customer = ?, ran_at = ? "
+                    "WHERE id = ? AND status = ?",
+                    (proposal.status, data, customer, finished, proposal.id, expected),
                 )
             else:  # a proposal stored before revisions were kept is revision 0
                 cursor = conn.execute(
-                    "UPDATE proposals SET status = ?, data = ? WHERE id = ? AND status = ? "
+                    "UPDATE proposals SET status = ?, data = ?, customer = ?, ran_at = ? "
+                    "WHERE id = ? AND status = ? "
                     "AND coalesce(json_extract(data, '$.revision'), 0) = ?",
-                    (proposal.status, data, proposal.id, expected, revision),
+                    (proposal.status, data, customer, finished, proposal.id, expected, revision),
                 )
             return cursor.rowcount
 
@@ -96,6 +118,18 @@ class SqliteProposalStore:
             lambda conn: conn.execute(
                 "SELECT data FROM proposals WHERE session_id = ? ORDER BY created_at",
                 (session_id,),
+            ).fetchall()
+        )
+        return _proposals(rows)
+
+    async def executed_for(
+        self, tenant: str, user: str, *, since: float, limit: int = 20
+    ) -> list[Proposal]:
+        rows = await self._db.read(
+            lambda conn: conn.execute(
+                "SELECT data FROM proposals WHERE customer = ? AND ran_at >= ? "
+                "ORDER BY ran_at DESC LIMIT ?",
+                (f"{tenant}/{user}", since, limit),
             ).fetchall()
         )
         return _proposals(rows)

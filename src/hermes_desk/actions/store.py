@@ -9,7 +9,7 @@ and ``redis_store`` (several workers).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import anyio
 
@@ -40,6 +40,13 @@ class ProposalStore(Protocol):
         """The session's proposals, oldest first."""
         ...
 
+    async def executed_for(
+        self, tenant: str, user: str, *, since: float, limit: int = 20
+    ) -> list[Proposal]:
+        """The customer's writes that ran (``executed``) at or after ``since``, in any of their
+        sessions, newest first: what an earlier contact already did for them (a ticket)."""
+        ...
+
     async def due(self, now: float, limit: int = 100) -> list[Proposal]:
         """Pending proposals whose ``expires_at`` is at or before ``now``."""
         ...
@@ -62,7 +69,7 @@ class MemoryProposalStore:
     """In-process proposals: the test double and the single-process option."""
 
     def __init__(self) -> None:
-        self._items: dict[str, dict[str, object]] = {}
+        self._items: dict[str, dict[str, Any]] = {}
         self._lock = anyio.Lock()
 
     async def add(self, proposal: Proposal) -> bool:
@@ -91,6 +98,20 @@ class MemoryProposalStore:
     async def for_session(self, session_id: str) -> list[Proposal]:
         found = [Proposal.from_dict(dict(d)) for d in self._items.values()]
         return sorted((p for p in found if p.session_id == session_id), key=lambda p: p.created_at)
+
+    async def executed_for(
+        self, tenant: str, user: str, *, since: float, limit: int = 20
+    ) -> list[Proposal]:
+        def at(data: dict[str, Any]) -> float:  # ran_at of the stored form: few are built
+            return float(data["executed_at"] or data["decided_at"] or data["created_at"])
+
+        ran = [
+            d for d in self._items.values()
+            if d["status"] == "executed" and d["tenant"] == tenant and d["user"] == user
+            and at(d) >= since
+        ]  # fmt: skip
+        ran.sort(key=at, reverse=True)
+        return [Proposal.from_dict(dict(d)) for d in ran[:limit]]
 
     async def due(self, now: float, limit: int = 100) -> list[Proposal]:
         found = [Proposal.from_dict(dict(d)) for d in self._items.values()]

@@ -201,6 +201,7 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
             "a request for what no tool of the intent carries out, or how it is done: answered "
             "from the knowledge base, nothing proposed",
             lookups=_kb_lookups(reading, pack, tools, query, user=user),
+            recall=_made_before(reading, tools),
         )
     if acts and _turns_down(reading, pack, tools) and _has_kb(pack, tools):
         return Plan(
@@ -399,6 +400,14 @@ def _text_arguments(
             if key in texts
         )
     )
+
+
+def goes_on_across_contacts(intent: IntentSpec) -> bool:
+    """Does the intent go on from what an earlier contact did (its ticket)? A complaint made
+    again in a new contact adds to the ticket opened before (X4), and "any news on my
+    complaint?" is answered with its number: the turn reads the customer's earlier writes. Other
+    intents' turns do not (a look-up a turn would not use)."""
+    return _TICKET_TOOL in intent.tools
 
 
 def _writes(intent: IntentSpec, tools: Mapping[str, ToolSpec]) -> set[str]:
@@ -987,10 +996,25 @@ def _carried_out(reading: Reading, tools: Mapping[str, ToolSpec]) -> tuple[str, 
     return ()
 
 
+def _made_before(reading: Reading, tools: Mapping[str, ToolSpec]) -> tuple[str, ...]:
+    """ "I complained yesterday and nobody called me back": the ticket opened then (this
+    contact's, or an earlier one's) is recalled with the answer, when the turn names the
+    intent's subject and the intent goes on across contacts."""
+    if not goes_on_across_contacts(reading.intent):
+        return ()
+    if not mentions(reading.text, reading.intent.topic_phrases):
+        return ()
+    return _carried_out(reading, tools)
+
+
 def _newest_write(reading: Reading, tools: Mapping[str, ToolSpec]) -> Proposal | None:
-    """The newest proposal in this session of one of the turn's intent's writes."""
+    """The newest proposal in this session of one of the turn's intent's writes; with none,
+    the newest that ran in an earlier contact (the ticket opened yesterday)."""
     writes = _writes(reading.intent, tools)
-    return next((p for p in reversed(reading.proposals) if p.tool in writes), None)
+    return next(
+        (p for p in (*reversed(reading.proposals), *reversed(reading.earlier)) if p.tool in writes),
+        None,
+    )
 
 
 def _status_report(
@@ -1197,7 +1221,34 @@ def _write(
                 "the same complaint again: the pending ticket proposal is updated",
                 topic=proposal.topic,
             )
+    earlier = _earlier_ticket(reading, topic)
+    if earlier is not None and _TICKET_NOTE_TOOL in tools:
+        ticket = earlier.result["ticket_id"]
+        note = {"ticket_id": ticket, "user_id": arguments.get("user_id"), "note": reading.text}
+        return ProposedWrite(
+            _TICKET_NOTE_TOOL,
+            _fit(tools[_TICKET_NOTE_TOOL], note),
+            "the same complaint as in an earlier contact: added to the ticket opened then, no "
+            "second ticket",
+            topic=f"{_TICKET_NOTE_TOOL}:{ticket}",
+        )
     return ProposedWrite(name, arguments, "a complaint: a ticket is proposed", topic=topic)
+
+
+def _earlier_ticket(reading: Reading, topic: str) -> Proposal | None:
+    """The ticket an earlier contact opened that this complaint goes on with: the newest about
+    the same order (or, like this one, about none); when this one names none, the only ticket
+    opened (two are two subjects: which one is the agent's to say, a new ticket is put
+    forward for them to reject)."""
+    tickets = [
+        p for p in reading.earlier
+        if p.tool == _TICKET_TOOL and isinstance(p.result, dict) and p.result.get("ticket_id")
+    ]  # fmt: skip
+    same = [p for p in tickets if p.topic == topic]
+    if same:
+        return same[-1]
+    unnamed = topic == f"{_TICKET_TOOL}:-"
+    return tickets[0] if unnamed and len(tickets) == 1 else None
 
 
 def _arguments(

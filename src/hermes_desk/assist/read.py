@@ -29,7 +29,7 @@ import time
 from typing import Any, Literal
 
 from hermes_desk.actions import ActionService
-from hermes_desk.assist.decide import value_for_schema
+from hermes_desk.assist.decide import goes_on_across_contacts, value_for_schema
 from hermes_desk.assist.records import Clause, Reading
 from hermes_desk.llm.slots import ModelSlotChannel
 from hermes_desk.masking import is_masked
@@ -136,6 +136,11 @@ class TurnReaderStage:
         proposals = await self.actions.for_session(
             session.id, tenant=session.tenant, user=session.user
         )
+        earlier = (
+            await self.actions.earlier(session.id, tenant=session.tenant, user=session.user)
+            if goes_on_across_contacts(intent)
+            else []
+        )
         # The ranking shown is the one of the model that decided: the context model when the
         # pack trained one, else the classifier.
         ranked = resolved.in_context or resolved.prediction
@@ -169,6 +174,7 @@ class TurnReaderStage:
             listed={name: list(values) for name, values in mentions.items() if len(values) > 1},
             clauses=clauses,
             by_clauses=requested is not None,
+            earlier=earlier,
         )
 
     def _request_among(self, clauses: tuple[Clause, ...], intent: IntentSpec) -> IntentSpec | None:

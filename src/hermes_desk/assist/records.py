@@ -70,6 +70,9 @@ class Reading:
     clauses: tuple[Clause, ...] = ()
     #: the intent is the request one of those clauses makes, not the whole turn's reading
     by_clauses: bool = False
+    #: the customer's writes that ran in their earlier contacts, oldest first (a ticket opened
+    #: yesterday), read for the intents that go on from them (:func:`goes_on_across_contacts`)
+    earlier: list[Proposal] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

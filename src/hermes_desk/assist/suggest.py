@@ -301,7 +301,7 @@ def facts_of(
     outputs.update({n: r.result for n, r in _closer_first(acting) if r.ok})
     # A request carried out earlier that the turn asks about: its result, as it came (the
     # ticket's number); nothing ran for it in this turn.
-    recalled = [p for p in reading.proposals if p.id in plan.recall]
+    recalled = [p for p in (*reading.proposals, *reading.earlier) if p.id in plan.recall]
     outputs.update({p.tool: p.result for p in recalled if not p.turned_down and not p.pending})
     for proposal in recalled:  # "好了吗" names no order: the write's own ("订单 — 已办理…")
         own = _named_by(proposal, slot_names)
