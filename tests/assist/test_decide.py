@@ -1050,6 +1050,46 @@ def test_paid_yet_shown_unpaid_is_answered_from_the_kb_not_with_the_status_again
 
 
 @pytest.mark.parametrize(
+    "text",
+    ["I want my money back for the second charge", "please refund the extra charge",
+     "把多扣的钱退给我", "扣了两次钱，给我退款"],
+)  # fmt: skip
+def test_money_back_for_a_charge_taken_twice_puts_no_return_forward(
+    pack: Pack, tools: dict[str, ToolSpec], text: str
+) -> None:
+    """ "I want my money back for the second charge" after "I was charged twice for order …"
+    put the return of the whole order (in transit) forward: the extra comes back by itself,
+    and the knowledge base says when."""
+    turn = reading(pack, "return_exchange", text, previous_intent="payment_methods",
+                   slots={"order_id": "202405181212"})  # fmt: skip
+    plan = decide(turn, pack, tools, user="u1010")
+    assert plan.answer_intent == "kb_question"
+    assert plan.writes == () and plan.workflow is None
+    assert [lu.tool for lu in plan.lookups][-1] == "kb_search"
+
+
+@pytest.mark.parametrize(
+    ("intent", "text"),
+    [("kb_question", "did you get the item back?"), ("kb_question", "仓库收到了吗"),
+     ("return_exchange", "did you get the item back?")],
+)  # fmt: skip
+def test_whether_the_returned_item_came_back_says_where_the_order_stands(
+    pack: Pack, tools: dict[str, ToolSpec], intent: str, text: str
+) -> None:
+    """ "did you get the item back?" after "I returned order …, any news?" (read as a question
+    to the knowledge base) got the price-protection article ("get … back"): the order of the
+    conversation is looked up and its status said; nothing is put forward."""
+    turn = reading(pack, intent, text, act="question", previous_intent="return_exchange",
+                   slots={"order_id": "202405100789"})  # fmt: skip
+    plan = decide(turn, pack, tools, user="u1003")
+    assert plan.writes == () and plan.workflow is None
+    assert [(lu.tool, lu.arguments.get("order_id")) for lu in plan.lookups] == [
+        ("get_order", "202405100789")
+    ]
+    assert plan.if_found == "status_reported"
+
+
+@pytest.mark.parametrize(
     ("text", "language"),
     [("my coupon didn't apply to order 202405231122", "en"),
      ("订单202405231122的优惠券没用上", "zh")],

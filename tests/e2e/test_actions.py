@@ -868,6 +868,26 @@ def test_asked_after_the_ticket_was_opened_the_reply_gives_its_number(service: S
     assert [e["endpoint"] for e in executed_writes(service, before)] == ["create_ticket"]
 
 
+@pytest.mark.parametrize(
+    ("report", "asked"),
+    [("I was charged twice for order 202405181212", "I want my money back for the second charge"),
+     ("订单202405181212扣了两次钱", "把多扣的钱退给我")],
+)  # fmt: skip
+def test_money_back_for_a_charge_taken_twice_puts_no_return_forward(
+    service: Service, report: str, asked: str
+) -> None:
+    """The return of an order in transit was put forward for a charge taken twice; the reply
+    now says the extra comes back by itself."""
+    before = last_seq(service)
+    sid = service.open_session("u1010")["session_id"]
+    service.turn(sid, "u1010", report)
+    out = service.turn(sid, "u1010", asked)
+    assert out["proposals"] == [] and out["workflow"] is None, out["proposals"]
+    said = out["suggestion"]["text"]
+    assert "1–3" in said, said
+    assert executed_writes(service, before) == []
+
+
 def test_a_complaint_made_again_in_a_later_contact_adds_to_the_ticket_opened_then(
     tmp_path: Path,
 ) -> None:

@@ -1243,6 +1243,19 @@ def test_a_delivered_orders_status_says_the_return_or_refund_that_came_after(
     assert [c["tool"] for c in out["tool_calls"]][:2] == ["get_shipment", "get_order"]
 
 
+def test_whether_the_returned_item_came_back_is_answered_with_the_orders_status(
+    service: Service,
+) -> None:
+    """ "did you get the item back?" after "I returned order …, any news?" got the
+    price-protection article; it is answered with where the order stands."""
+    sid = service.open_session("u1003")["session_id"]
+    service.turn(sid, "u1003", "hi, I returned order 202405100789, any news?")
+    out = service.turn(sid, "u1003", "did you get the item back?")
+    said = out["suggestion"]["text"]
+    assert "being returned" in said and "Price protection" not in said, said
+    assert out["proposals"] == []
+
+
 @pytest.mark.parametrize(
     ("first", "then", "first_says", "then_says"),
     [("my coupon didn't apply to order 202405231122", "can you refund the difference?",
