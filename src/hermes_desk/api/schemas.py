@@ -187,6 +187,12 @@ class SessionOut(BaseModel):
     short_term: list[dict[str, JsonValue]]
     notes: list[NoteOut]
     workflows: list[WorkflowRef]
+    earlier: list[ProposalOut] = Field(
+        default_factory=list,
+        description="what the customer's earlier contacts had done for them: their writes that "
+        "ran in other sessions within actions.earlier_contacts_days (a ticket opened), newest "
+        "first",
+    )
     model_usage: dict[str, JsonValue] = Field(description="model calls, tokens and cost")
     resumed: bool | None = Field(None, description="on POST: an open session was resumed")
 

@@ -178,6 +178,29 @@
     }
   }
 
+  /** What the customer's earlier contacts had done for them (writes that ran): a ticket's
+   *  number is what the customer calls back about. */
+  function showEarlier(writes) {
+    const list = $("earlier");
+    list.replaceChildren();
+    if (!writes || !writes.length) {
+      list.append(el("li", "empty", "无 None"));
+      return;
+    }
+    for (const write of writes) {
+      const result = write.result && typeof write.result === "object" ? write.result : {};
+      const ids = Object.entries(result)
+        .filter(([key, value]) => key.endsWith("_id") && !["user_id", "order_id"].includes(key)
+          && (typeof value === "string" || typeof value === "number"))
+        .map(([, value]) => String(value));
+      const item = el("li", "", write.explanation);
+      if (ids.length) item.append(el("strong", "", ` → ${ids.join(", ")}`));
+      const when = write.executed_at || write.decided_at;
+      if (when) item.append(el("span", "conf", new Date(when * 1000).toLocaleString()));
+      list.append(item);
+    }
+  }
+
   function showIntent(intent, slots, missing) {
     const name = $("intent-name");
     const confidence = $("intent-confidence");
@@ -744,6 +767,7 @@
       $("closed-summary").textContent = "";
       await loadLabels();
       showNotes(session.notes);
+      showEarlier(session.earlier);
       showHistory(session.turns || []);
       resetPanels();
       state.proposals.clear();

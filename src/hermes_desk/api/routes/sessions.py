@@ -25,6 +25,7 @@ async def _view(runtime: Runtime, session: Session, **extra: Any) -> dict[str, A
         open_contacts=session.open_contacts,  # the customer's other open sessions' key facts
     )
     workflows = await runtime.workflows.for_session(session.id)
+    earlier = await runtime.actions.earlier(session.id, tenant=session.tenant, user=session.user)
     return {
         "session_id": session.id,
         "user_id": session.user,
@@ -37,6 +38,7 @@ async def _view(runtime: Runtime, session: Session, **extra: Any) -> dict[str, A
         "short_term": session.short_term,
         "notes": [n.to_dict() for n in notes],
         "workflows": [{"id": w.id, "name": w.name, "status": w.status} for w in workflows],
+        "earlier": [p.view() for p in reversed(earlier)],
         "model_usage": runtime.usage.get(session.id).to_dict(),
         **extra,
     }
