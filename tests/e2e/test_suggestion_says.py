@@ -1243,6 +1243,18 @@ def test_a_delivered_orders_status_says_the_return_or_refund_that_came_after(
     assert [c["tool"] for c in out["tool_calls"]][:2] == ["get_shipment", "get_order"]
 
 
+def test_how_long_a_lost_parcels_replacement_takes_is_said(service: Service) -> None:
+    """ "补发要多久" after a lost parcel got the lost-parcel article without an answer; it says
+    the replacement leaves within 48 hours."""
+    sid = service.open_session("u1004")["session_id"]
+    lost = service.turn(sid, "u1004", "我的订单202405120345丢了怎么办")["suggestion"]["text"]
+    assert "丢失" in lost, lost
+    out = service.turn(sid, "u1004", "补发要多久")
+    said = out["suggestion"]["text"]
+    assert "48 小时内发出" in said, said
+    assert out["proposals"] == []
+
+
 def test_whether_the_returned_item_came_back_is_answered_with_the_orders_status(
     service: Service,
 ) -> None:
