@@ -24,7 +24,7 @@ def _proposal(
     pid: str, order: str, status: str = "proposed", tool: str = "create_return", **extra: Any
 ) -> Proposal:
     return Proposal(
-        id=pid, tenant="default", user="u1", session_id="s", tool=tool,
+        id=pid, tenant="default", user="u1", session_id=extra.pop("session_id", "s"), tool=tool,
         arguments={"order_id": order, "user_id": "u1"}, why=extra.pop("why", {}), explanation="",
         language="zh",
         created_at=float(pid[-1]), expires_at=600, status=status,  # type: ignore[arg-type]
@@ -124,6 +124,22 @@ def test_a_withdrawal_takes_back_only_what_it_names(pack: Pack) -> None:
     assert _plan(pack, "撤回申请", waiting).withdraw == ("act_1", "act_2")  # names none: all
     only_return = waiting[:1]
     assert _plan(pack, "算了，不投诉了", only_return).situation == "nothing_to_withdraw"
+
+
+def test_taking_back_a_ticket_an_earlier_contact_opened_says_it_stands(pack: Pack) -> None:
+    """ "不投诉了" in the contact after the one whose ticket an agent opened was told nothing
+    was put in: that ticket is recalled as decided (it stands); a return an earlier contact
+    opened is not what "不投诉了" takes back, and a turn that says more is read as usual."""
+    ticket = _proposal("act_7", "202405201234", status="executed", tool="create_ticket",
+                       session_id="before", result={"ticket_id": "TK1"})  # fmt: skip
+    returned = _proposal("act_8", "202405181001", status="executed", session_id="before")
+    for text in ("算了，不投诉了", "I want to cancel the complaint"):
+        plan = _plan(pack, text, [], earlier=[ticket, returned])
+        assert plan is not None and plan.withdraw == ("act_7",), text
+        assert plan.situation is None and plan.writes == ()
+    assert _plan(pack, "算了，不投诉了", [], earlier=[returned]).situation == "nothing_to_withdraw"
+    mine = _proposal("act_9", "202405201234", tool="create_ticket")
+    assert _plan(pack, "算了，不投诉了", [mine], earlier=[ticket]).withdraw == ("act_9",)
 
 
 @pytest.mark.parametrize(

@@ -907,6 +907,9 @@ def test_a_complaint_made_again_in_a_later_contact_adds_to_the_ticket_opened_the
             asked = again.turn(sid, "u1001", "我的投诉处理得怎么样了")
             assert f"工单号 {number}" in asked["suggestion"]["text"], asked["suggestion"]
             assert asked["proposals"] == []
+            # taken back, it stands: it was put in (and opened), in the contact before
+            kept = again.turn(sid, "u1001", "算了，不投诉了")["suggestion"]["text"]
+            assert "无法撤回" in kept and "没有为您提交过" not in kept, kept
             more = again.turn(sid, "u1001", "我还要补充一下，快递员态度很差")
             [note] = more["proposals"]
             assert note["tool"] == "add_ticket_note", note

@@ -250,8 +250,9 @@ def _withdrawal_plan(reading: Reading, acts: ActPhrases) -> Plan | None:
     吧", unless asked as a question) has the rest answered too (``answers_rest``). With none
     waiting, the last such proposal an agent approved: it is not withdrawn, and the reply says
     it went ahead already; the last turned down by an agent (or expired), that it will not be
-    done. With nothing at all, a turn that says nothing else is told nothing was put in — it is
-    not asked for an order to return; one that says more is read as usual."""
+    done. With nothing in this contact, a turn that says nothing else is told that what an
+    earlier contact had done stands, or else that nothing was put in — it is not asked for an
+    order to return; one that says more is read as usual."""
     targets = acts.takes_back(reading.text, switches=reading.act != "question")
     if targets is None:
         return None
@@ -308,6 +309,20 @@ def _withdrawal_plan(reading: Reading, acts: ActPhrases) -> Plan | None:
         )
     if not only:
         return None
+    # "不投诉了" in the contact after the one whose ticket an agent opened: that ticket stands
+    # ("nothing was put in" would be untrue of it)
+    ran = [
+        p for p in reading.earlier
+        if (not targets or p.tool in targets)
+        and (not named or named & set(map(str, p.arguments.values())))
+    ]  # fmt: skip
+    if ran:
+        return Plan(
+            reading.intent.name,
+            "the customer withdrew a request an agent decided in an earlier contact: it stands, "
+            "nothing proposed",
+            withdraw=(ran[-1].id,),
+        )
     return Plan(
         reading.intent.name,
         "the customer took back a request that was never put in: nothing to withdraw",

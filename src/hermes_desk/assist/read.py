@@ -136,9 +136,11 @@ class TurnReaderStage:
         proposals = await self.actions.for_session(
             session.id, tenant=session.tenant, user=session.user
         )
+        # What the customer's earlier contacts had done: for the intents that go on from it,
+        # and for a turn that takes something back ("算了，不投诉了": the ticket opened then)
         earlier = (
             await self.actions.earlier(session.id, tenant=session.tenant, user=session.user)
-            if goes_on_across_contacts(intent)
+            if goes_on_across_contacts(intent) or self.pack.acts.takes_back(text) is not None
             else []
         )
         # The ranking shown is the one of the model that decided: the context model when the
