@@ -8,15 +8,10 @@ from typing import Any
 import anyio
 import pytest
 
-from hermes_desk.actions import ActionService, MemoryProposalStore, Proposal
-from hermes_desk.clock import SystemClock
-from hermes_desk.config import ActionSettings
+from hermes_desk.actions import ActionService, Proposal
 from hermes_desk.errors import ConflictError, ValidationError
 from hermes_desk.events import MemorySink
-from hermes_desk.tools.binding import PythonBinding
-from hermes_desk.tools.executor import ToolExecutor
-from hermes_desk.tools.registry import ToolRegistry
-from hermes_desk.tools.spec import BindingSpec, ToolSpec
+from tests.actions.helpers import one_tool_service
 
 pytestmark = pytest.mark.anyio
 
@@ -37,31 +32,15 @@ def service(written: list[dict[str, Any]]) -> ActionService:
         written.append({"order_id": order_id, "reason": reason, "user_id": user_id})
         return {"return_id": f"RT{len(written)}", "reason": reason}
 
-    spec = ToolSpec(
-        name="create_return",
-        description="open a return",
-        parameters={
-            "type": "object",
-            "properties": {
-                "order_id": {"type": "string", "pattern": "^[0-9]{12}$"},
-                "reason": {"type": "string", "minLength": 1, "maxLength": 20},
-                "user_id": {"type": "string", "minLength": 1},
-            },
-            "required": ["order_id", "reason", "user_id"],
+    return one_tool_service(
+        "create_return",
+        create_return,
+        properties={
+            "order_id": {"type": "string", "pattern": "^[0-9]{12}$"},
+            "reason": {"type": "string", "minLength": 1, "maxLength": 20},
+            "user_id": {"type": "string", "minLength": 1},
         },
-        binding=BindingSpec(kind="python"),
-        effect="write",
         explain={"zh": "为订单 {order_id} 创建退货单（原因：{reason}）", "en": "return {order_id}"},
-    )
-    registry = ToolRegistry()
-    registry.add(spec, PythonBinding(create_return))
-    return ActionService(
-        store=MemoryProposalStore(),
-        tools=ToolExecutor(registry, events=MemorySink(maxlen=100)),
-        workflows=None,
-        settings=ActionSettings(),
-        clock=SystemClock(),
-        events=MemorySink(maxlen=100),
     )
 
 

@@ -7,13 +7,8 @@ from typing import Any
 
 import pytest
 
-from hermes_desk.actions import ActionService, MemoryProposalStore
-from hermes_desk.config import ActionSettings
-from hermes_desk.events import MemorySink
-from hermes_desk.tools.binding import PythonBinding
-from hermes_desk.tools.executor import ToolExecutor
-from hermes_desk.tools.registry import ToolRegistry
-from hermes_desk.tools.spec import BindingSpec, ToolSpec
+from hermes_desk.actions import ActionService
+from tests.actions.helpers import one_tool_service
 
 pytestmark = pytest.mark.anyio
 
@@ -43,27 +38,13 @@ def _service(clock: StepClock, **settings: Any) -> ActionService:
         opened.append(summary)
         return {"ticket_id": f"TK{len(opened)}", "status": "open"}
 
-    spec = ToolSpec(
-        name="create_ticket",
-        description="open a ticket",
-        parameters={
-            "type": "object",
-            "properties": {"user_id": {"type": "string"}, "summary": {"type": "string"}},
-            "required": ["user_id", "summary"],
-        },
-        binding=BindingSpec(kind="python"),
-        effect="write",
+    return one_tool_service(
+        "create_ticket",
+        create_ticket,
+        properties={"user_id": {"type": "string"}, "summary": {"type": "string"}},
         explain={"zh": "创建投诉工单：{summary}", "en": "open a ticket: {summary}"},
-    )
-    registry = ToolRegistry()
-    registry.add(spec, PythonBinding(create_ticket))
-    return ActionService(
-        store=MemoryProposalStore(),
-        tools=ToolExecutor(registry, events=MemorySink(maxlen=100)),
-        workflows=None,
-        settings=ActionSettings(**settings),
         clock=clock,
-        events=MemorySink(maxlen=100),
+        **settings,
     )
 
 

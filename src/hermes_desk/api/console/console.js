@@ -162,32 +162,31 @@
 
   // -- assist panels --------------------------------------------------------------------------
 
-  function showNotes(notes) {
-    const list = $("notes");
+  /** Fill the list ``id`` with one item per entry (``render`` makes it), or say it is empty. */
+  function fillList(id, entries, empty, render) {
+    const list = $(id);
     list.replaceChildren();
-    if (!notes || !notes.length) {
-      list.append(el("li", "empty", "暂无备注 No notes"));
+    if (!entries || !entries.length) {
+      list.append(el("li", "empty", empty));
       return;
     }
-    for (const note of notes) {
+    for (const entry of entries) list.append(render(entry));
+  }
+
+  function showNotes(notes) {
+    fillList("notes", notes, "暂无备注 No notes", (note) => {
       const item = el("li", "", note.text || `${note.key}: ${note.value}`);
       if (typeof note.confidence === "number") {
         item.append(el("span", "conf", `(${Math.round(note.confidence * 100)}%)`));
       }
-      list.append(item);
-    }
+      return item;
+    });
   }
 
   /** What the customer's earlier contacts had done for them (writes that ran): a ticket's
    *  number is what the customer calls back about. */
   function showEarlier(writes) {
-    const list = $("earlier");
-    list.replaceChildren();
-    if (!writes || !writes.length) {
-      list.append(el("li", "empty", "无 None"));
-      return;
-    }
-    for (const write of writes) {
+    fillList("earlier", writes, "无 None", (write) => {
       const result = write.result && typeof write.result === "object" ? write.result : {};
       const ids = Object.entries(result)
         .filter(([key, value]) => key.endsWith("_id") && !["user_id", "order_id"].includes(key)
@@ -197,8 +196,8 @@
       if (ids.length) item.append(el("strong", "", ` → ${ids.join(", ")}`));
       const when = write.executed_at || write.decided_at;
       if (when) item.append(el("span", "conf", new Date(when * 1000).toLocaleString()));
-      list.append(item);
-    }
+      return item;
+    });
   }
 
   function showIntent(intent, slots, missing) {
@@ -349,13 +348,7 @@
   // -- knowledge, sentiment and alerts (fields a turn may carry) ------------------------------
 
   function showKnowledge(items) {
-    const list = $("knowledge");
-    list.replaceChildren();
-    if (!items || !items.length) {
-      list.append(el("li", "empty", "暂无 None"));
-      return;
-    }
-    for (const item of items) {
+    fillList("knowledge", items, "暂无 None", (item) => {
       const card = el("li", "knowledge-card");
       card.dataset.testid = "knowledge-card";
       card.append(el("div", "title", item.title || item.article_id || "—"));
@@ -365,8 +358,8 @@
       const source = el("p", "source", `来源 source: ${item.source || item.article_id || "—"}${score}`);
       source.dataset.testid = "knowledge-source";
       card.append(source);
-      list.append(card);
-    }
+      return card;
+    });
   }
 
   function showSentiment(sentiment) {
@@ -392,13 +385,7 @@
   }
 
   function showAlerts() {
-    const list = $("alerts");
-    list.replaceChildren();
-    if (!state.alerts.length) {
-      list.append(el("li", "empty", "暂无 None"));
-      return;
-    }
-    for (const alert of state.alerts) {
+    fillList("alerts", state.alerts, "暂无 None", (alert) => {
       const item = el("li", "");
       item.dataset.testid = "alert-item";
       item.dataset.severity = alert.severity || "info";
@@ -406,8 +393,8 @@
       item.append(el("span", "", alert.message || label("terms", alert.kind)));
       const who = alert.speaker === "agent" ? "坐席 agent" : "客户 customer";
       item.append(el("span", "when", `${who} · #${alert.turn_index ?? "?"}`));
-      list.append(item);
-    }
+      return item;
+    });
   }
 
   function callRow(call) {
