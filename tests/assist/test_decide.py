@@ -624,6 +624,35 @@ def test_is_it_done_shows_the_workflow_its_write_belongs_to(
     assert plan.workflow == WorkflowMove("show", "return_refund", "wf_1")
 
 
+def test_a_report_after_the_reset_went_through_shows_it_a_request_starts_another(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """ "it says my password is wrong still" after the reset an agent approved asked for the
+    phone to start another: the reset is shown as it came out. "reset it again" starts one;
+    before any went through (waiting, or turned down), the turn is decided as before."""
+    reset = Proposal(
+        id="act_3", tenant="default", user="u7", session_id="s", tool="reset_password",
+        arguments={"phone": "13800138000"},
+        why={"intent": "password_reset", "workflow": "password_reset"}, explanation="",
+        language="en", created_at=0, expires_at=600, status="executed", workflow_id="wf_9",
+    )  # fmt: skip
+    for text in ("it says my password is wrong still", "临时密码还是登不上"):
+        turn = reading(pack, "password_reset", text, proposals=[reset])
+        plan = decide(turn, pack, tools, user="u7")
+        assert plan.workflow == WorkflowMove("show", "password_reset", "wf_9"), text
+        assert plan.writes == () and plan.missing_slots == ()
+    again = decide(reading(pack, "password_reset", "please reset it again", proposals=[reset]),
+                   pack, tools, user="u7")  # fmt: skip
+    assert again.workflow is None or again.workflow.kind != "show"
+    assert again.missing_slots == ("phone",)
+    for status in ("rejected", "proposed"):
+        undecided = dataclasses.replace(reset, status=status)
+        turn = reading(pack, "password_reset", "it says my password is wrong still",
+                       proposals=[undecided])  # fmt: skip
+        plan = decide(turn, pack, tools, user="u7")
+        assert plan.workflow is None and plan.missing_slots == ("phone",), status
+
+
 @pytest.mark.parametrize(
     ("text", "intent"),
     [("退款好了吗", "return_exchange"),  # another intent's subject: a question of its own

@@ -368,6 +368,23 @@ def test_a_new_question_after_a_finished_reset_is_answered_not_the_reset(
     assert [c["tool"] for c in asked["tool_calls"]] == ["get_shipment"], asked["tool_calls"]
 
 
+def test_the_password_not_working_after_the_reset_says_where_it_was_sent(
+    own_backend: Service,
+) -> None:
+    """ "临时密码还是登不上" after the reset an agent approved asked for the phone again, to start
+    another reset: the reply says the temporary password went by SMS to the phone ending 8000;
+    no code is sent again and nothing is put forward."""
+    service = own_backend
+    sid = service.open_session("u1001")["session_id"]
+    approve(service, reset_until_verified(service, sid, "u1001"), "u1001").raise_for_status()
+    before = last_seq(service)
+    out = service.turn(sid, "u1001", "临时密码还是登不上")
+    said = out["suggestion"]["text"]
+    assert "8000" in said and "临时密码" in said and "手机号" not in said, said
+    assert out["proposals"] == [] and out["tool_calls"] == [], out["tool_calls"]
+    assert executed_writes(service, before) == []
+
+
 def test_a_finished_return_promises_the_refund_time_of_each_way_to_pay(
     own_backend: Service,
 ) -> None:

@@ -227,7 +227,8 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
         if plan is not None:
             return plan
     if intent.workflow:
-        return _start_workflow(reading, pack)
+        done = _after_it_went_through(reading)
+        return done if done is not None else _start_workflow(reading, pack)
     missing = tuple(s for s in intent.required_slots if s not in reading.slots)
     carried = reading.carried and reading.previous_intent == intent.name
     if missing and carried and reading.act == "question" and _has_kb(pack, tools):
@@ -1169,6 +1170,25 @@ def _has_kb(pack: Pack, tools: Mapping[str, ToolSpec]) -> bool:
 
 def _show(waiting: Any) -> WorkflowMove:
     return WorkflowMove("show", waiting.name, waiting.id)
+
+
+def _after_it_went_through(reading: Reading) -> Plan | None:
+    """A turn of the intent that asks for nothing, after its workflow's write went through in
+    this contact ("it says my password is wrong still", "临时密码还是登不上" after the reset an
+    agent approved asked for the phone again, to start another): the workflow is shown as it
+    came out (the temporary password sent, to which phone). A request ("reset it again") starts
+    another; None then."""
+    decided = _decided_workflow(reading)
+    if decided is None or not _went_through(reading, decided[1]):
+        return None
+    if asks_for_something(reading.text) or reading.found:
+        return None
+    return Plan(
+        reading.intent.name,
+        "a report after the customer's own request went through: its outcome is shown, nothing "
+        "proposed",
+        workflow=WorkflowMove("show", decided[0], decided[1]),
+    )
 
 
 def _start_workflow(reading: Reading, pack: Pack) -> Plan:
