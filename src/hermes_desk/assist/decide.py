@@ -1226,13 +1226,10 @@ def _write(
             continue
         ticket = proposal.result.get("ticket_id") if isinstance(proposal.result, dict) else None
         if proposal.status == "executed" and ticket and _TICKET_NOTE_TOOL in tools:
-            note = {"ticket_id": ticket, "user_id": arguments.get("user_id"), "note": reading.text}
-            return ProposedWrite(
-                _TICKET_NOTE_TOOL,
-                _fit(tools[_TICKET_NOTE_TOOL], note),
+            return _note_to(
+                ticket, arguments, reading, tools,
                 "the same complaint again: added to its ticket, no second ticket",
-                topic=f"{_TICKET_NOTE_TOOL}:{ticket}",
-            )
+            )  # fmt: skip
         if proposal.pending:
             summary = f"{proposal.arguments.get('summary', '')} / {said}".strip(" /")
             return ProposedWrite(
@@ -1243,16 +1240,29 @@ def _write(
             )
     earlier = _earlier_ticket(reading, topic)
     if earlier is not None and _TICKET_NOTE_TOOL in tools:
-        ticket = earlier.result["ticket_id"]
-        note = {"ticket_id": ticket, "user_id": arguments.get("user_id"), "note": reading.text}
-        return ProposedWrite(
-            _TICKET_NOTE_TOOL,
-            _fit(tools[_TICKET_NOTE_TOOL], note),
+        return _note_to(
+            earlier.result["ticket_id"], arguments, reading, tools,
             "the same complaint as in an earlier contact: added to the ticket opened then, no "
             "second ticket",
-            topic=f"{_TICKET_NOTE_TOOL}:{ticket}",
-        )
+        )  # fmt: skip
     return ProposedWrite(name, arguments, "a complaint: a ticket is proposed", topic=topic)
+
+
+def _note_to(
+    ticket: str,
+    arguments: Mapping[str, Any],
+    reading: Reading,
+    tools: Mapping[str, ToolSpec],
+    rule: str,
+) -> ProposedWrite:
+    """The turn's words as a note to ``ticket`` (the customer's own, opened before)."""
+    note = {"ticket_id": ticket, "user_id": arguments.get("user_id"), "note": reading.text}
+    return ProposedWrite(
+        _TICKET_NOTE_TOOL,
+        _fit(tools[_TICKET_NOTE_TOOL], note),
+        rule,
+        topic=f"{_TICKET_NOTE_TOOL}:{ticket}",
+    )
 
 
 def _earlier_ticket(reading: Reading, topic: str) -> Proposal | None:
