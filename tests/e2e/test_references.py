@@ -76,6 +76,29 @@ def test_a_correction_to_the_other_order(service: Service) -> None:
 
 
 @pytest.mark.parametrize(
+    ("first", "other", "language"),
+    [
+        ("where is order 202405201234?", "ok and where is my other order?", "en"),
+        ("订单202405201234到哪了", "那我另一个订单呢，到哪了", "zh"),
+    ],
+)
+def test_my_other_order_with_one_named_asks_which(
+    service: Service, first: str, other: str, language: str
+) -> None:
+    """ "where is my other order?" after one order answered of the same order again: the
+    customer means one not yet named, so the number is asked for and nothing is looked up."""
+    sid = service.open_session("u1001")["session_id"]
+    assert looked_up(service.turn(sid, "u1001", first)) == [FIRST]
+    out = service.turn(sid, "u1001", other)
+    assert "order_id" not in out["slots"]
+    assert [c["tool"] for c in out["tool_calls"] if c["tool"] != "kb_search"] == []
+    assert FIRST not in out["suggestion"]["text"]
+    assert ("订单号" if language == "zh" else "order number") in out["suggestion"]["text"]
+    named = service.turn(sid, "u1001", SECOND)
+    assert named["slots"]["order_id"] == SECOND and named["tool_calls"]
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "订单号 2024-0520-1234 到哪了",

@@ -128,6 +128,31 @@ def test_a_reference_with_one_id_known_changes_nothing(extractor: SlotExtractor)
     assert "order_id" not in take(state, extractor, "退款多久到账")
 
 
+@pytest.mark.parametrize("text", ["where is my other order?", "那我另一个订单呢", "另一单呢"])
+def test_another_record_with_one_known_is_not_the_one_known(
+    extractor: SlotExtractor, text: str
+) -> None:
+    """ "where is my other order?" after one order was named answered of that order: which
+    other one is not known, so the current value goes (and is asked for); the one named stays
+    listed, so "this order" still finds it."""
+    state = DialogueState()
+    take(state, extractor, f"订单{A}")
+    assert "order_id" not in take(state, extractor, text)
+    assert "order_id" not in state.slots
+    assert take(state, extractor, "这个订单呢")["order_id"] == A
+    assert take(state, extractor, f"是{B}")["order_id"] == B
+
+
+def test_another_record_while_two_kinds_are_current_changes_nothing(
+    extractor: SlotExtractor,
+) -> None:
+    """With an order and a phone both current, "the other number" could be either: both stay."""
+    state = DialogueState()
+    take(state, extractor, f"订单{A}，手机13800138000")
+    take(state, extractor, "my other number")
+    assert state.slots["order_id"] == A and state.slots["phone"] == "13800138000"
+
+
 def test_slots_for_shows_the_list_only_when_several(extractor: SlotExtractor) -> None:
     schema = {"order_id": {"type": "string"}}
     state = DialogueState()

@@ -60,6 +60,10 @@ _EN_OTHER = re.compile(
     rf"|\b(?:another|other)\s+{_EN_THING}\b",
     re.IGNORECASE,
 )
+# The words that name a kind of record, not only point at one ("另一个订单", not "另一个").
+_RECORD_NOUN = re.compile(
+    r"订单|单子|包裹|快递|单|号|\b(?:order|orders|parcel|package|number|id)\b", re.IGNORECASE
+)
 _EN_THIS = re.compile(rf"\b(?:this|that|the\s+same)\s+{_EN_THING}\b", re.IGNORECASE)
 
 
@@ -101,6 +105,12 @@ class Reference:
     kind: ReferenceKind
     text: str
     position: int = 0
+
+    @property
+    def names_a_record(self) -> bool:
+        """Do its words name the kind of record ("另一个订单", "my other order"), not only
+        point ("另一个", "the other one")?"""
+        return _RECORD_NOUN.search(self.text) is not None
 
 
 def find_reference(text: str) -> Reference | None:

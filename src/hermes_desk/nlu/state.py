@@ -434,10 +434,13 @@ class DialogueState:
         the turn picks one by position ("A和B，第二个呢") or ``requested`` names the one its
         request is made of ("A到哪了，另外我想退货B": B). A turn that names none but refers to
         one ("第二个到哪了", "the other one") makes the value it refers to current, and a turn
-        that refers to the current one ("这个订单能开发票吗") brings it, as if it named it.
+        that refers to the current one ("这个订单能开发票吗") brings it, as if it named it. A
+        turn about another record of the one kind known, with no other named ("where is my
+        other order?" after one order), takes the current value away: which one it is, is asked.
         """
         resolved = dict(found)
         reference = find_reference(text)
+        current_kinds = [s for s in mentions if self.slots.get(s) not in (None, "")]
         for slot in mentions:
             named = [str(v) for v in mentions.get(slot, ())]
             key = mention_key(slot)
@@ -457,6 +460,15 @@ class DialogueState:
             ):
                 current = self.slots.get(slot)
                 chosen = resolve_reference(reference, listed, str(current) if current else None)
+            elif (
+                reference is not None
+                and reference.kind == "other"
+                and reference.names_a_record
+                and current_kinds == [slot]
+            ):
+                # "where is my other order?" with one order known: not that one, and which one
+                # is not known; the turn asks for it rather than answer of the one named.
+                del self.slots[slot]
             if chosen is not None:
                 resolved[slot] = chosen
         self.update_slots(resolved)
