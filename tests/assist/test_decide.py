@@ -1478,6 +1478,51 @@ def test_while_a_return_waits_when_questions_are_answered_and_approval_ones_show
     assert decide(other, pack, tools, user="u1").workflow is None, "another order: not the return"
 
 
+_REFUND_SAID = {
+    "zh": "为订单 202405120345 退款 599 元，原路退回",
+    "en": "refund 599 yuan for order 202405120345 to the original payment method",
+}
+
+
+@pytest.mark.parametrize(
+    ("intent", "text", "language", "query"),
+    [
+        ("return_exchange", "钱什么时候到", "zh", "退款 钱什么时候到"),
+        ("kb_question", "多久能到账", "zh", "退款 多久能到账"),
+        ("kb_question", "when do I get the money?", "en", "refund when do I get the money?"),
+        ("return_exchange", "那退款什么时候到", "zh", "那退款什么时候到"),
+    ],
+)
+def test_a_question_of_when_while_the_refund_waits_says_it_waits_first(
+    pack: Pack, tools: dict[str, ToolSpec], intent: str, text: str, language: str, query: str
+) -> None:
+    """A lost parcel's return went through and its refund waited for the agent: "when do I get
+    the money?" was told the returned goods were being checked (nothing comes back), and "钱什么
+    时候到" was told nothing was found. The waiting refund is said first, then the refund times,
+    searched with the refund's subject when the question names none."""
+    waiting = _waiting("approval:issue_refund").model_copy(
+        update={"name": "return_refund", "inputs": {"order_id": "202405120345"}}
+    )
+    refund = Proposal(
+        id="act_2", tenant="default", user="u7", session_id="s", tool="issue_refund",
+        arguments={"order_id": "202405120345", "amount": 599.0},
+        why={"intent": "return_exchange", "workflow": "return_refund"},
+        explanation=_REFUND_SAID[language], language=language, created_at=0, expires_at=600,
+        status="proposed", workflow_id="wf_1",
+    )  # fmt: skip
+    turn = reading(pack, intent, text, act="question", waiting=waiting, proposals=[refund],
+                   language=language, slots={"order_id": "202405120345"})  # fmt: skip
+    plan = decide(turn, pack, tools, user="u7")
+    assert plan.waits_first == "act_2" and plan.workflow is None and plan.writes == ()
+    assert [(lookup.tool, lookup.arguments["query"]) for lookup in plan.lookups] == [
+        ("kb_search", query)
+    ]
+    # a knowledge question of when about something else is not about the refund
+    hours = reading(pack, "kb_question", "when are you open?", act="question", waiting=waiting,
+                    proposals=[refund], language="en")  # fmt: skip
+    assert decide(hours, pack, tools, user="u7").waits_first is None
+
+
 _EXCHANGE = "I want to exchange order 202405231122 for a bigger size"
 
 

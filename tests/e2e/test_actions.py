@@ -577,6 +577,36 @@ def test_while_a_return_waits_when_the_refund_comes_is_answered_and_approval_is_
     assert ret["status"] == "proposed"
 
 
+@pytest.mark.parametrize(
+    ("asked", "waits", "wrong"),
+    [
+        ("when do I get the money?", "still waiting for confirmation", "on its way back"),
+        ("钱什么时候到", "还在等客服确认", "没有找到"),
+    ],
+)
+def test_when_the_money_comes_while_a_lost_parcels_refund_waits_says_it_waits(
+    own_backend: Service, asked: str, waits: str, wrong: str
+) -> None:
+    """A lost parcel's return went through and its refund waited for the agent: "when do I get
+    the money?" was told the goods were on their way back and being checked (nothing comes
+    back), "钱什么时候到" that nothing was found. The waiting refund comes first, then its times;
+    nothing more is written."""
+    service = own_backend
+    sid = service.open_session("u1004")["session_id"]
+    [ret] = service.turn(sid, "u1004", "my parcel 202405120345 is lost, I want a refund")[
+        "proposals"
+    ]
+    since = last_seq(service)
+    assert approve(service, ret, "u1004").json()["status"] == "executed"
+    [refund] = [p for p in proposals(service, sid, "u1004") if p["status"] == "proposed"]
+    assert refund["tool"] == "issue_refund"
+    out = service.turn(sid, "u1004", asked)
+    said = out["suggestion"]["text"]
+    assert waits in said and "599" in said and wrong not in said, said
+    assert out["proposals"] == [] and out["workflow"] is None
+    assert [e["endpoint"] for e in executed_writes(service, since)] == ["create_return"]
+
+
 def test_asked_whether_a_waiting_write_is_done_the_reply_says_it_waits(service: Service) -> None:
     """ "did the refund go through?" while the refund waited answered "All right, I have put in
     the request…", and "登记了吗" while the ticket waited found no article ("转给专员确认")."""

@@ -62,6 +62,7 @@ from hermes_desk.nlu import (
     asks_the_same_of,
     asks_when,
     asks_why,
+    find_reference,
     is_short,
     is_slot_only,
     mentions,
@@ -231,7 +232,13 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
         return done if done is not None else _start_workflow(reading, pack)
     missing = tuple(s for s in intent.required_slots if s not in reading.slots)
     carried = reading.carried and reading.previous_intent == intent.name
-    if missing and carried and reading.act == "question" and _has_kb(pack, tools):
+    if (
+        missing
+        and carried
+        and reading.act == "question"
+        and not _of_another_record(reading.text)
+        and _has_kb(pack, tools)
+    ):
         return Plan(
             KB_INTENT,
             "a question read in the conversation, without the record it would need: answered "
@@ -824,17 +831,33 @@ def _continue_waiting(
             )
         beyond = reading.intent.kb_requests and _beyond_the_tools(reading) is not None
         when = reading.act == "question" and asks_when(reading.text) and not approval
-        if reading.intent.workflow != waiting.name or beyond:
+        # "when do I get the money?" read as a knowledge question, of the request that waits
+        asked_of_it = reading.intent.workflow == waiting.name or (
+            reading.intent.name == KB_INTENT
+            and _about_the_waiting(reading, owner, waiting)
+            and mentions(reading.text, (*pack.intents[owner].topic_phrases, *_MONEY))
+        )
+        if not asked_of_it or beyond:
             return None
         if when and _has_kb(pack, tools):
             # About the request's process, not its record: the order's status ("已签收") would
-            # pull the query to what a delivered order can do.
+            # pull the query to what a delivered order can do, and "being returned" to goods
+            # on their way back (a lost parcel's refund waits for the agent, nothing comes
+            # back). That it still waits is said first: the times run once it is confirmed.
+            write = _waiting_write(reading, waiting)
+            query = reading.text
+            word = None if write is None else _subject_of(write, pack, owner, reading.language)
+            if word is not None and not mentions(query, pack.topic_phrases):
+                query = f"{word} {query}"  # "钱什么时候到" while a refund waits: of refunds
             return Plan(
                 KB_INTENT,
-                "a question of when, while the write waits for the agent: answered from the "
-                "knowledge base",
-                lookups=(_kb_search(reading, pack, tools, reading.text, user=user),),
+                "a question of when, while the write waits for the agent: that it waits, then "
+                "the knowledge base's answer",
+                lookups=(_kb_search(reading, pack, tools, query, user=user),),
+                waits_first=None if write is None else write.id,
             )
+        if reading.intent.workflow != waiting.name:
+            return None
         amend = _amendment(reading, pack, waiting)
         if amend is not None:
             return Plan(
@@ -905,6 +928,28 @@ def _amendment(
         if proposal.arguments.get(argument) == spec.default != value:  # not amended before
             changes[argument] = value
     return (proposal.id, changes) if changes else None
+
+
+#: Words of money, for a question of when read as a knowledge question ("when do I get the
+#: money?") while a refund waits for the agent.
+_MONEY = ("钱", "到账", "money")
+
+
+def _waiting_write(reading: Reading, waiting: WorkflowView) -> Proposal | None:
+    """The workflow's write that waits for the agent."""
+    return next(
+        (p for p in reversed(reading.proposals) if p.pending and p.workflow_id == waiting.id),
+        None,
+    )
+
+
+def _subject_of(write: Proposal, pack: Pack, owner: str, language: str) -> str | None:
+    """The word of its intent's ``kb_topic`` that a write's explanation names ("退款" of "为订单
+    … 退款 198 元"), in the turn's language when it has one."""
+    topic = pack.intents[owner].kb_topic
+    return named(write.explanation, tuple(topic.get(language, ()))) or named(
+        write.explanation, pack.intents[owner].topic_phrases
+    )
 
 
 def _about_the_waiting(reading: Reading, owner: str, waiting: WorkflowView) -> bool:
@@ -1162,6 +1207,13 @@ def _still_waiting(reading: Reading, tools: Mapping[str, ToolSpec]) -> str | Non
     if newest is None or not newest.pending or newest.workflow_id:
         return None
     return newest.id
+
+
+def _of_another_record(text: str) -> bool:
+    """Does the turn ask of a record besides the one named ("where is my other order?")? Its
+    record is asked for, not searched for in the knowledge base."""
+    reference = find_reference(text)
+    return reference is not None and reference.kind == "other" and reference.names_a_record
 
 
 def _has_kb(pack: Pack, tools: Mapping[str, ToolSpec]) -> bool:

@@ -164,6 +164,9 @@ class Plan:
     #: read as a parcel's intent, answered about the ticket: "还是没人联系我" next is the
     #: complaint's, not a parcel to track).
     conversation_intent: str | None = None
+    #: A write of this session still waiting for the agent (its id), said before the answer
+    #: ("when do I get the money?" while the refund waits: it is not confirmed yet).
+    waits_first: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,6 +94,9 @@ class TurnSuggester:
             before = _withdrawn_with_the_rest(plan, acting)
             if before is not None:  # "不退了，我要换货": the withdrawal, then the answer
                 text = _said_before(text, self.pack, before, facts)
+            elif plan.waits_first and "proposal" in facts.slots:
+                # "when do I get the money?" while the refund waits: not confirmed yet, first
+                text = _said_before(text, self.pack, "still_proposed", facts)
         checked = self.compliance.check(text)
         return Suggestion(
             text=checked.text,
@@ -319,6 +322,9 @@ def facts_of(
 
     if pending:
         shown["proposal"] = explained(pending[0])
+    waits = [p for p in reading.proposals if p.id == plan.waits_first and p.pending]
+    if waits and "proposal" not in shown:  # said before the answer (Plan.waits_first)
+        shown["proposal"] = explained(waits[0])
     withdrawn = _withdrawal(acting)
     if withdrawn is not None:
         # What the customer took back, or what an agent approved before they did.
