@@ -290,6 +290,43 @@ def test_asked_how_a_return_is_going_the_reply_says_where_it_stands(own_backend:
         service.close(sid, "u1001")
 
 
+@pytest.mark.parametrize(
+    ("user", "order", "said", "asked", "status"),
+    [
+        ("u1005", "202405191888", "I returned 202405191888 last week", "did you get it?",
+         "is delivered"),
+        ("u1003", "202405100789", "我寄回了202405100789", "你们收到了吗", "退货中"),
+    ],
+)  # fmt: skip
+def test_did_you_get_it_after_a_return_said_sent_says_where_the_order_stands(
+    service: Service, user: str, order: str, said: str, asked: str, status: str
+) -> None:
+    """ "did you get it?" after "I returned … last week" got the order-cancellation article:
+    the order's status (being returned, or delivered with no return asked for)."""
+    sid = service.open_session(user)["session_id"]
+    service.turn(sid, user, said)
+    out = service.turn(sid, user, asked)
+    assert out["suggestion"]["situation"] == "status_reported", out["suggestion"]
+    assert status in out["suggestion"]["text"] and order in out["suggestion"]["text"]
+    assert out["proposals"] == [] and out["workflow"] is None
+
+
+def test_a_go_ahead_for_what_no_tool_does_says_it_is_not_put_in_here(service: Service) -> None:
+    """ "ok please do it" after "…can I get the difference?" (the price-protection article)
+    was read as no act and got "I could not find a help article": nothing is put in, and the
+    reply says this is not something put in from here."""
+    sid = service.open_session("u1006")["session_id"]
+    service.turn(
+        sid,
+        "u1006",
+        "the price of what I bought in 202405230909 dropped, can I get the difference?",
+    )
+    out = service.turn(sid, "u1006", "ok please do it")
+    assert out["dialogue_act"] == "confirmation"
+    assert out["suggestion"]["situation"] == "not_put_in_here", out["suggestion"]
+    assert out["proposals"] == [] and out["tool_calls"] == [] and out["workflow"] is None
+
+
 def test_is_it_done_with_nothing_put_in_says_so(service: Service) -> None:
     """ "好了吗" as the first words, or after a parcel's status, got "好的。请问还有什么可以
     帮您？"."""
@@ -1068,6 +1105,21 @@ def test_a_phone_the_customer_no_longer_has_gets_no_code_but_what_to_do(service:
     sent = [e for e in entries if e["endpoint"] == "send_sms"]
     assert len(sent) == 1, "the one code of the reset the customer started, none again"
     service.close(sid, "u1002")
+
+
+def test_a_changed_number_said_in_english_starts_no_reset(service: Service) -> None:
+    """ "by the way my phone number changed, it's … now" started a password reset nobody asked
+    for and told the customer the number was not linked to their account: what to do when
+    the number on the account is no longer theirs, and nothing checked or sent."""
+    before = last_seq(service)
+    sid = service.open_session("u1001")["session_id"]
+    out = service.turn(sid, "u1001", "by the way my phone number changed, it's 13912345678 now")
+    assert [c["tool"] for c in out["tool_calls"]] == ["kb_search"], out["tool_calls"]
+    assert out["workflow"] is None and out["proposals"] == []
+    said = out["suggestion"]["text"]
+    assert "manual review" in said and "not linked" not in said, said
+    entries = httpx.get(f"{service.backend_url}/_log", params={"since": before}).json()["entries"]
+    assert [e["endpoint"] for e in entries] == []
 
 
 def test_a_password_reset_the_customer_takes_back_ends_before_anything_is_written(
