@@ -154,6 +154,13 @@ def test_contact_preferences_keep_their_channel_and_time() -> None:
     assert kept("Please don't call me, email only")["contact_preference_channel"] == "email"
     assert kept("call me after 6pm please") == {"contact_preference_time": "after 6pm"}
     assert kept("请晚上8点以后再联系我") == {"contact_preference_time": "晚上8点以后"}
+    # a preference said as one ("and I prefer to be contacted by email" was answered with the
+    # service-hours article, nothing noted); not one the customer says they do not want
+    assert kept("and I prefer to be contacted by email") == {"contact_preference_channel": "email"}
+    assert kept("I prefer text messages") == {"contact_preference_channel": "sms"}
+    assert kept("我更希望用短信联系") == {"contact_preference_channel": "sms"}
+    assert kept("我不希望用邮件联系") == {}
+    assert kept("I'd prefer not to be contacted by email") == {}
     # a policy question names a channel but states no preference
     assert kept("can I get the invoice by email?", "kb_question") == {}
 
