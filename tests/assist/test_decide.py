@@ -1450,6 +1450,32 @@ def test_an_acknowledgement_or_a_go_ahead_after_another_question_starts_nothing(
     assert plan.workflow is None and plan.writes == ()
 
 
+@pytest.mark.parametrize(
+    ("before", "said", "language"),
+    [("the price of what I bought dropped, can I get the difference?", "ok please do it", "en"),
+     ("降价了能退差价吗", "那就办吧", "zh")],
+)  # fmt: skip
+def test_a_go_ahead_for_what_no_tool_does_says_it_is_not_put_in_here(
+    pack: Pack, tools: dict[str, ToolSpec], before: str, said: str, language: str
+) -> None:
+    """ "ok please do it" after "…can I get the difference?" (answered with the
+    price-protection article) searched the knowledge base for "ok please do it" and found
+    nothing: no tool here does it, and the reply says so."""
+    turn = reading(
+        pack, "kb_question", said, dialogue_act=pack.acts.read(said), language=language,
+        previous_intent="kb_question", previous_text=before,
+    )  # fmt: skip
+    plan = decide(turn, pack, tools, user="u1")
+    assert plan.situation == "not_put_in_here" and plan.lookups == () and plan.writes == ()
+    # after a question whether a return may be made, the go-ahead is the return
+    ret = reading(
+        pack, "kb_question", said, dialogue_act=pack.acts.read(said), language=language,
+        previous_intent="return_exchange", previous_text="can I return order 202405181001?",
+        previous_slots={"order_id": "202405181001"},
+    )  # fmt: skip
+    assert decide(ret, pack, tools, user="u1").situation != "not_put_in_here"
+
+
 def test_while_a_return_waits_when_questions_are_answered_and_approval_ones_show_it(
     pack: Pack, tools: dict[str, ToolSpec]
 ) -> None:

@@ -279,9 +279,11 @@ def test_a_promise_told_is_no_request(text: str) -> None:
      ("那好了吗？", True), ("批下来了吗", True), ("怎么样了", True), ("is it done?", True),
      ("done yet?", True), ("did it go through", True), ("has it been approved?", True),
      ("any update?", True), ("thanks, all done?", True),
+     ("so is it changed?", True), ("has it been updated?", True), ("地址改了吗", True),
      # "ok", "OK?", another question, or more than whether it is done
      ("好了", False), ("好吗", False), ("发货了吗", False), ("退款什么时候到", False),
-     ("is it done by friday?", False), ("is it ok?", False), ("thanks", False)],
+     ("is it done by friday?", False), ("is it ok?", False), ("thanks", False),
+     ("I changed my address", False)],
 )  # fmt: skip
 def test_whether_it_is_done_is_told_from_other_questions(text: str, done: bool) -> None:
     assert asks_if_done(text) is done

@@ -133,6 +133,9 @@ _HOW_FAR = re.compile(
 def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user: str) -> Plan:
     """The plan for one customer turn."""
     reading = _asked_for(reading, pack, tools)
+    not_here = _go_ahead_with_no_tool(reading, pack, tools)
+    if not_here is not None:
+        return not_here
     done = _asked_if_done(reading, pack)
     if done is not None:
         return done
@@ -442,6 +445,26 @@ def _asked_for(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec]) -> R
         reading, intent=intent, text=text, act="request", carried=True, unsure=False,
         slots=slots,
     )  # fmt: skip
+
+
+def _go_ahead_with_no_tool(
+    reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec]
+) -> Plan | None:
+    """A go-ahead ("ok please do it") after asking whether something may be done that no tool
+    here does ("can I get the difference?", answered with the price-protection article): a
+    knowledge search for "ok please do it" found nothing. It is said not to be put in here."""
+    offered = functools.partial(reports_a_status, pack=pack)
+    if not goes_ahead(reading, pack.acts, offered):
+        return None
+    before = pack.intents.get(reading.previous_intent or "")
+    if before is None or _acts(before, tools) or not asks_if_allowed(reading.previous_text or ""):
+        return None
+    return Plan(
+        reading.intent.name,
+        "told to go ahead with what no tool here does: said it is not put in here, nothing "
+        "proposed",
+        situation="not_put_in_here",
+    )
 
 
 def reports_a_status(text: str, pack: Pack) -> bool:

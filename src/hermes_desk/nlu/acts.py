@@ -358,7 +358,7 @@ def tells_what_happened(text: str) -> bool:
 # "登记了吗", "is it done?", "did it go through?"): the turn names no record and no other need.
 _DONE_ZH = re.compile(
     r"(?:那|请问|所以|现在|都|已经|我的)*[\u4e00-\u9fff]{0,4}?"
-    r"(?:(?:好|完成|成功|搞定|通过|批|办|登记|提交|处理|重置|加上|加进去|添加|补充上|补充|补上|记上|记下"
+    r"(?:(?:好|完成|成功|搞定|通过|批|办|登记|提交|处理|重置|改|修改|更改|加上|加进去|添加|补充上|补充|补上|记上|记下"
     r"|能登录|可以登录|能登上)"
     r"(?:了|下来了)(?:吗|嘛|么|没有?)"
     r"|怎么样了[吗呢]?|有结果了[吗没]?)"
@@ -367,7 +367,7 @@ _DONE_EN = re.compile(
     r"(?:(?:so|ok|okay|and|well|hi|hey|sorry|thanks|thank you)\s+)*"
     r"(?:(?:is|was|has|have|did|are)\s+(?:it|that|this|everything|my \w+)\s+(?:been\s+|all\s+)?)?"
     r"(?:done|finished|completed?|sorted(?: out)?|through|approved|processed|logged|gone through"
-    r"|added|filed|submitted|recorded|saved|can i (?:log ?in|sign in)(?: again)?"
+    r"|added|filed|submitted|recorded|saved|changed|updated|can i (?:log ?in|sign in)(?: again)?"
     r"|went through|go through|work(?:ed)?|all set|all done|ready|ok now"
     r"|any (?:update|news|luck)|how is it going|how's it going)"
     r"(?:\s+(?:yet|now|then|already))?",
