@@ -128,8 +128,9 @@ def test_a_date_that_is_not_the_purchase_is_only_a_date(extract: SlotExtractor) 
 @pytest.mark.parametrize(
     "text",
     ["退款吧", "退款什么时候到账", "顺便问下订单202405170666退款退到哪了", "能只退一件吗",
-     "我就是想退个款", "那我不要了，退款吧"],
+     "我就是想退个款", "那我不要了，退款吧", "我要换一个新的", "换一个大的吧"],
 )  # fmt: skip
 def test_a_refund_or_a_particle_is_no_product(extract: SlotExtractor, text: str) -> None:
-    """退款 is a refund, not 退 + the measure word 款 ("退款吧" named the product 吧)."""
+    """退款 is a refund, not 退 + the measure word 款 ("退款吧" named the product 吧); what is
+    said of the one wanted instead is none either ("换一个新的" named the product 新)."""
     assert "product" not in extract.extract(text)

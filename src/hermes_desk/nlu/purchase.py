@@ -57,7 +57,9 @@ _EN_PRODUCT_BEFORE = re.compile(
 )
 _NOT_PRODUCTS = frozenset(
     {"it", "one", "them", "thing", "things", "stuff", "something", "order", "item", "items",
-     "product", "东西", "货", "单", "订单", "的", "了", "款", "吗", "吧", "呢", "啊", "呀"}
+     "product", "东西", "货", "单", "订单", "的", "了", "款", "吗", "吧", "呢", "啊", "呀",
+     # what is said of the one wanted instead ("换一个新的" named the product 新)
+     "新", "好", "对", "大", "小", "大点", "小点", "大一点", "小一点", "别", "其他", "其它", "一样"}
 )  # fmt: skip
 
 _ZH_BUY_AFTER = re.compile(rf"^\s*(?:才|刚|就|时|的时候)?\s*{_ZH_BUY}")
