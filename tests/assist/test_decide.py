@@ -641,6 +641,12 @@ def test_a_report_after_the_reset_went_through_shows_it_a_request_starts_another
         plan = decide(turn, pack, tools, user="u7")
         assert plan.workflow == WorkflowMove("show", "password_reset", "wf_9"), text
         assert plan.writes == () and plan.missing_slots == ()
+    # "it's not working" gives a return's reason ("not working"): no value of the reset's own
+    broke = reading(pack, "password_reset", "it's not working", proposals=[reset],
+                    slots={"reason": "not working"})  # fmt: skip
+    assert decide(broke, pack, tools, user="u7").workflow == WorkflowMove(
+        "show", "password_reset", "wf_9"
+    )
     again = decide(reading(pack, "password_reset", "please reset it again", proposals=[reset]),
                    pack, tools, user="u7")  # fmt: skip
     assert again.workflow is None or again.workflow.kind != "show"

@@ -419,6 +419,11 @@ def test_the_password_not_working_after_the_reset_says_where_it_was_sent(
     said = out["suggestion"]["text"]
     assert "8000" in said and "临时密码" in said and "手机号" not in said, said
     assert out["proposals"] == [] and out["tool_calls"] == [], out["tool_calls"]
+    # "it's not working" names a return's reason ("not working"): it asked for the phone again
+    out = service.turn(sid, "u1001", "it's not working")
+    said = out["suggestion"]["text"]
+    assert "8000" in said and "temporary password" in said and "phone number" not in said, said
+    assert out["proposals"] == [] and out["tool_calls"] == [], out["tool_calls"]
     assert executed_writes(service, before) == []
 
 

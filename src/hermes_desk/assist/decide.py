@@ -1256,7 +1256,9 @@ def _after_it_went_through(reading: Reading) -> Plan | None:
     decided = _decided_workflow(reading)
     if decided is None or not _went_through(reading, decided[1]):
         return None
-    if asks_for_something(reading.text) or reading.found:
+    # a value of the intent's own (a phone) is for another; another intent's is none of its
+    # business ("it's not working" gave a return's reason, "not working", and began a reset)
+    if asks_for_something(reading.text) or set(reading.found) & set(reading.intent.slots):
         return None
     return Plan(
         reading.intent.name,
