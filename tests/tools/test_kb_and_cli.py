@@ -414,6 +414,28 @@ def test_a_passage_whose_best_sentence_leads_in_to_a_list_quotes_the_list(tmp_pa
     kb.close()
 
 
+def test_a_question_of_time_prefers_the_sentence_that_says_one(tmp_path: Path) -> None:
+    """ "投诉 多久给我答复" quoted how to complain (the first sentence naming 投诉) rather than
+    when a specialist replies: between sentences as good, a question of time takes the one
+    that says a time, or a lead-in to a list of times; any other question the first."""
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    body = (
+        "如果您不满意，可以在订单详情页点击投诉。\n\n"
+        "投诉过后，专员会在 24 小时内联系您。\n\n"
+        "Complain from the order page. A complaint is answered within 24 hours.\n"
+    )
+    (folder / "complaints.md").write_text(f"# 投诉处理\n\n{body}", encoding="utf-8")
+    kb = KnowledgeBase.from_dir(folder)
+    [when] = kb.search("投诉 多久给我答复", 1)
+    assert when.passage.startswith("投诉过后，专员会在 24 小时内联系您"), when.passage
+    [how] = kb.search("投诉 怎么办理", 1)
+    assert how.passage.startswith("如果您不满意"), how.passage
+    [english] = kb.search("complaint how long", 1, language="en")
+    assert english.passage.startswith("A complaint is answered within 24 hours"), english.passage
+    kb.close()
+
+
 def test_an_item_of_a_list_is_quoted_after_its_lead_in(tmp_path: Path) -> None:
     """A condition quoted alone reads as a statement about the customer ("账户近 6 个月内没有多次
     拒收记录。"): the passage opens with what it is a condition of. A paragraph ends the list."""

@@ -470,6 +470,7 @@ class KnowledgeBase:
         if preferred:
             terms = list(dict.fromkeys([*terms, *preferred]))
         said = [w.strip().lower() for w in (state, about) if w and w.strip()]
+        timed = _ASKS_WHEN.search(query) is not None
         return [
             KbHit(
                 id=r[0],
@@ -477,7 +478,7 @@ class KnowledgeBase:
                 snippet=_snippet(r[2], terms),
                 score=round(-r[3], 4),
                 passage=self._note(r[0], said)
-                or passage(r[2], terms, english=english, prefer=preferred),
+                or passage(r[2], terms, english=english, prefer=preferred, timed=timed),
                 heading=_heading(r[1], english=english),
                 source=f"kb/{r[0]}.md",
             )
@@ -623,6 +624,19 @@ def _sentences_and_lead_ins(body: str) -> list[tuple[str, int | None]]:
     return out
 
 
+#: A question of time or duration ("投诉多久给我答复", "how long until someone replies"): a
+#: passage that says a time answers it, the article's other sentences about its subject do not.
+_ASKS_WHEN = re.compile(
+    r"多久|多长时间|什么时候|啥时候|几天|几个工作日|\bhow\s+(?:long|soon)\b|\bwhen\b", re.IGNORECASE
+)
+#: A time said in a sentence: "24 小时内", "3 个工作日", "1–3 working days", "within 48 hours".
+_A_TIME = re.compile(
+    r"\d+\s*(?:[–~-]\s*\d+\s*)?(?:个)?(?:分钟|小时|天|工作日|周)"
+    r"|\b\d+(?:\s*[–~-]\s*\d+)?\s+(?:minutes?|hours?|days?|working\s+days?|weeks?)\b",
+    re.IGNORECASE,
+)
+
+
 def passage(
     body: str,
     terms: list[str],
@@ -630,6 +644,7 @@ def passage(
     english: bool,
     limit: int = PASSAGE_CHARS,
     prefer: list[str] | None = None,
+    timed: bool = False,
 ) -> str:
     """Whole sentences of ``body`` that answer a query with ``terms``: the sentence sharing most
     terms with it (in the query's language when the article has sentences in it), then the
@@ -637,7 +652,9 @@ def passage(
     list ("办理流程："), which is left out — unless the best sentence is that lead-in
     ("到账时间如下："): then the list it leads to is the answer, and is quoted. When the best
     sentence is an item of a list, the list's lead-in opens the passage. ``prefer``: terms of
-    the record's state, which break a tie between sentences."""
+    the record's state, which break a tie between sentences; ``timed`` (the query asks when or
+    how long): then a sentence that says a time breaks it ("投诉 多久给我答复" quoted how to
+    complain, not "专员会在 24 小时内联系您")."""
     marked = _sentences_and_lead_ins(body)
     if not marked:
         return ""
@@ -656,7 +673,12 @@ def passage(
     def state(index: int) -> int:
         return len(preferred & set(analyze(found[index]))) if preferred else 0
 
-    best = max(candidates, key=lambda i: (overlap(i), state(i), -i))
+    def says_a_time(index: int) -> bool:
+        # a lead-in to a list of times ("到账时间如下：") says them with its list
+        said = found[index : index + 2] if found[index].endswith((":", "：")) else found[index:][:1]
+        return timed and any(_A_TIME.search(sentence) for sentence in said)
+
+    best = max(candidates, key=lambda i: (overlap(i), state(i), says_a_time(i), -i))
     lead_in = marked[best][1]
     # An item quoted alone reads as a statement ("账户近 6 个月内没有多次拒收记录。" as if
     # about this customer): it is quoted after the lead-in it is an item of ("适用条件：").
