@@ -36,6 +36,14 @@ def kb_dir(tmp_path: Path) -> Path:
     return folder
 
 
+def one_article(tmp_path: Path, name: str, title: str, body: str) -> KnowledgeBase:
+    """A knowledge base of one article, ``kb/<name>.md``."""
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    (folder / f"{name}.md").write_text(f"# {title}\n\n{body}\n", encoding="utf-8")
+    return KnowledgeBase.from_dir(folder)
+
+
 @pytest.mark.parametrize(
     ("query", "best"),
     [
@@ -364,8 +372,6 @@ def test_public_api_is_pinned() -> None:
 
 
 def test_a_hit_carries_whole_sentences_its_heading_and_source(tmp_path: Path) -> None:
-    folder = tmp_path / "kb"
-    folder.mkdir()
     body = (
         "退货请在签收后7天内申请。寄回运费由顾客承担，质量问题除外。"
         "退款在收到退货后3个工作日内原路退回。办理流程：\n"
@@ -373,8 +379,7 @@ def test_a_hit_carries_whole_sentences_its_heading_and_source(tmp_path: Path) ->
         "Returns: ask within 7 days of delivery. We pay the postage for defects. "
         "Refunds take 3 working days, e.g. 1.5 days on average."
     )
-    (folder / "returns.md").write_text(f"# 退货须知 / Returns\n\n{body}\n", encoding="utf-8")
-    kb = KnowledgeBase.from_dir(folder)
+    kb = one_article(tmp_path, "returns", "退货须知 / Returns", body)
     [zh] = kb.search("退货运费谁出", 1)
     assert zh.heading == "退货须知" and zh.source == "kb/returns.md"
     assert zh.passage.startswith("寄回运费由顾客承担") or zh.passage.startswith("退货请在")
@@ -395,8 +400,6 @@ def test_a_hit_carries_whole_sentences_its_heading_and_source(tmp_path: Path) ->
 
 
 def test_a_passage_whose_best_sentence_leads_in_to_a_list_quotes_the_list(tmp_path: Path) -> None:
-    folder = tmp_path / "kb"
-    folder.mkdir()
     body = (
         "退款审核通过后，款项原路退回，到账时间如下：\n"
         "- 支付宝：1–3 个工作日；\n"
@@ -404,8 +407,7 @@ def test_a_passage_whose_best_sentence_leads_in_to_a_list_quotes_the_list(tmp_pa
         "1. 信用卡：3–7 个工作日。\n\n"
         "办理流程：\n- 联系客服。\n"
     )
-    (folder / "refunds.md").write_text(f"# 退款到账时间\n\n{body}", encoding="utf-8")
-    kb = KnowledgeBase.from_dir(folder)
+    kb = one_article(tmp_path, "refunds", "退款到账时间", body)
     [hit] = kb.search("退款多久到账时间", 1)
     assert hit.passage == (
         "退款审核通过后，款项原路退回，到账时间如下：支付宝：1–3 个工作日；储蓄卡：3–5 个工作日；"
@@ -418,15 +420,12 @@ def test_a_question_of_time_prefers_the_sentence_that_says_one(tmp_path: Path) -
     """ "投诉 多久给我答复" quoted how to complain (the first sentence naming 投诉) rather than
     when a specialist replies: between sentences as good, a question of time takes the one
     that says a time, or a lead-in to a list of times; any other question the first."""
-    folder = tmp_path / "kb"
-    folder.mkdir()
     body = (
         "如果您不满意，可以在订单详情页点击投诉。\n\n"
         "投诉过后，专员会在 24 小时内联系您。\n\n"
         "Complain from the order page. A complaint is answered within 24 hours.\n"
     )
-    (folder / "complaints.md").write_text(f"# 投诉处理\n\n{body}", encoding="utf-8")
-    kb = KnowledgeBase.from_dir(folder)
+    kb = one_article(tmp_path, "complaints", "投诉处理", body)
     [when] = kb.search("投诉 多久给我答复", 1)
     assert when.passage.startswith("投诉过后，专员会在 24 小时内联系您"), when.passage
     [how] = kb.search("投诉 怎么办理", 1)
@@ -439,16 +438,13 @@ def test_a_question_of_time_prefers_the_sentence_that_says_one(tmp_path: Path) -
 def test_an_item_of_a_list_is_quoted_after_its_lead_in(tmp_path: Path) -> None:
     """A condition quoted alone reads as a statement about the customer ("账户近 6 个月内没有多次
     拒收记录。"): the passage opens with what it is a condition of. A paragraph ends the list."""
-    folder = tmp_path / "kb"
-    folder.mkdir()
     body = (
         "货到付款是送到时再付款。\n\n适用条件：\n"
         "- 单笔订单金额不超过 3000 元；\n- 账户近 6 个月内没有多次拒收记录。\n\n"
         "如商品有破损，可以当场拒收。\n\n办理方式：\n- 在结算页选择。\n\n"
         "另有说明。\n- 一项没有引言的清单。\n"
     )
-    (folder / "cod.md").write_text(f"# 货到付款\n\n{body}", encoding="utf-8")
-    kb = KnowledgeBase.from_dir(folder)
+    kb = one_article(tmp_path, "cod", "货到付款", body)
     [hit] = kb.search("多次拒收记录", 1)
     assert hit.passage.startswith("适用条件：账户近 6 个月内没有多次拒收记录。")
     [first] = kb.search("3000 元", 1)
@@ -463,16 +459,13 @@ def test_an_item_of_a_list_is_quoted_after_its_lead_in(tmp_path: Path) -> None:
 def test_a_passage_stops_before_another_case_of_the_same_kind(tmp_path: Path) -> None:
     """Sentences that open alike state parallel cases: the passage for one order status does
     not run on into the sentence for another ("退款已经发起" said of an order being returned)."""
-    folder = tmp_path / "kb"
-    folder.mkdir()
     body = (
         "订单显示退货中的，退款会在仓库验收退货后发起。仅退款会在申请后 24 小时内自动退回。"
         "订单显示已退款的，退款已经发起，钱会原路退回。\n\n"
         "Once the warehouse has checked the returned item the refund is sent. It takes three days."
         " Once the warehouse has checked the returned item nothing else is needed from you."
     )
-    (folder / "refunds.md").write_text(f"# 退款 / Refunds\n\n{body}\n", encoding="utf-8")
-    kb = KnowledgeBase.from_dir(folder)
+    kb = one_article(tmp_path, "refunds", "退款 / Refunds", body)
     [zh] = kb.search("退款什么时候到 退货中", 1)
     assert (
         zh.passage
