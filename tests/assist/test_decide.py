@@ -1555,6 +1555,36 @@ def test_a_question_of_when_while_the_refund_waits_says_it_waits_first(
     assert decide(hours, pack, tools, user="u7").waits_first is None
 
 
+@pytest.mark.parametrize(
+    ("intent", "said", "language"),
+    [("payment_methods", "should I pay again?", "en"),  # read as another intent's own
+     ("order_status", "要不要再付一次", "zh"),  # the problem's intent: a longer what-now
+     ("oos", "do I have to pay again?", "en")],
+)  # fmt: skip
+def test_whether_to_pay_again_after_a_payment_not_shown_is_the_problem_answered(
+    pack: Pack, tools: dict[str, ToolSpec], intent: str, said: str, language: str
+) -> None:
+    """ "我付了钱…还显示待付款" was answered "请不要再付一次…"; then "要不要再付一次" got the
+    order's status ("付款后会尽快为您发货") and "should I pay again?" the payment methods, as if
+    to pay again. A few words asking whether to do it again, or what to do now, right after a
+    reported problem are answered as that problem, whatever intent they read as."""
+    before = {
+        "zh": "我付了钱 202405250077 还显示待付款",
+        "en": "I paid for 202405250077 but it still says unpaid",
+    }[language]
+    turn = reading(
+        pack, intent, said, language=language, previous_intent="order_status",
+        previous_text=before, slots={"order_id": "202405250077"},
+    )  # fmt: skip
+    plan = decide(turn, pack, tools, user="u1")
+    assert plan.answer_intent == "kb_question" and plan.writes == () and plan.workflow is None
+    [search] = [lookup for lookup in plan.lookups if lookup.tool == "kb_search"]
+    assert search.arguments["query"] == f"{before} {said}"
+    # after a turn that reported nothing, the words are read as before
+    plain = dataclasses.replace(turn, previous_text="where is 202405250077?")
+    assert decide(plain, pack, tools, user="u1").lookups != plan.lookups
+
+
 _EXCHANGE = "I want to exchange order 202405231122 for a bigger size"
 
 

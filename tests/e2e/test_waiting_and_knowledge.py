@@ -182,6 +182,27 @@ def test_paid_yet_shown_unpaid_gets_the_payment_article_not_the_status_again(
     assert out["proposals"] == [] and out["workflow"] is None
 
 
+@pytest.mark.parametrize(
+    ("paid", "again", "said"),
+    [("我付了钱 202405250077 还显示待付款", "要不要再付一次", "不要再付一次"),
+     ("I paid for 202405250077 but it still says unpaid", "should I pay again?",
+      "do not pay again")],
+)  # fmt: skip
+def test_whether_to_pay_again_is_answered_do_not(
+    service: Service, paid: str, again: str, said: str
+) -> None:
+    """After a payment the order did not show ("…请不要再付一次"), "要不要再付一次" got the order's
+    status ("付款后会尽快为您发货") and "should I pay again?" the account's ways to pay — both
+    read as go ahead and pay. Both now get the payment-problem passage: do not pay again."""
+    sid = service.open_session("u1001")["session_id"]
+    service.turn(sid, "u1001", paid)
+    out = service.turn(sid, "u1001", again)
+    assert said in out["suggestion"]["text"], out["suggestion"]
+    assert out["knowledge"][0]["article_id"] == "payment-problems"
+    assert [c["tool"] for c in out["tool_calls"] if c["tool"] != "kb_search"] in ([], ["get_order"])
+    assert out["proposals"] == [] and out["workflow"] is None
+
+
 def test_whether_a_named_order_can_be_returned_is_answered_by_the_policy(service: Service) -> None:
     """ "我的订单202405181001可以退货吗" read as the order's status and got "已签收（中通
     快递）。如果您没有收到包裹，我马上帮您核实" — the question went unanswered."""

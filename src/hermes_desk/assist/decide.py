@@ -139,6 +139,9 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
     done = _asked_if_done(reading, pack)
     if done is not None:
         return done
+    follow_up = _after_a_problem(reading, pack, tools, user=user)
+    if follow_up is not None:
+        return follow_up
     intent = reading.intent
     waiting = reading.waiting
     if waiting is not None and waiting.waiting_for:
@@ -603,17 +606,48 @@ def _problem(reading: Reading) -> str | None:
     return before if is_slot_only(reading.text) else None
 
 
-# Asking what to do now, without naming what about.
+# Asking what to do now, without naming what about; or whether to do it again ("要不要再付一
+# 次", "should I pay again?" after a payment the order does not show).
 _WHAT_NOW = re.compile(
     r"怎么办|咋办|怎么处理|如何处理|怎么弄|what (?:should|do|can|shall) i do|what now|then what"
-    r"|what happens now|what can you do|what are my options",
+    r"|what happens now|what can you do|what are my options"
+    r"|要不要再|需不需要再|用不用再|还要再|要再\S{0,4}吗|需要再\S{0,4}吗"
+    r"|\b(?:should|do|must) i (?:\w+ ){0,2}again\b|\bdo i (?:need|have) to (?:\w+ ){0,2}again\b",
     re.IGNORECASE,
 )
 
 
+def _after_a_problem(
+    reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user: str
+) -> Plan | None:
+    """A few words that ask what to do now, or whether to do it again, right after a turn that
+    reported a problem of its intent ("我付了钱…还显示待付款", then "要不要再付一次" — the
+    order's status said "付款后会尽快为您发货"; "should I pay again?" read as the payment
+    methods listed them): answered as the problem, whatever intent the few words read as. Not
+    a turn that names a record, nor one of the problem's own intent (``_problem`` has it)."""
+    before = pack.intents.get(reading.previous_intent or "")
+    said = reading.previous_text
+    if before is None or said is None or before.name == reading.intent.name:
+        return None
+    if reading.found or not _asks_what_now(reading.text) or not _has_kb(pack, tools):
+        return None
+    if reading.language != detect_language(said, reading.language):
+        return None
+    if not reports(said, before.problem_phrases):
+        return None
+    asked = replace(reading, intent=before)
+    return Plan(
+        KB_INTENT,
+        "what to do now about the problem the turn before reported: answered from the knowledge "
+        "base with both turns' words, nothing proposed",
+        lookups=_kb_lookups(asked, pack, tools, f"{said} {reading.text}", user=user, status=None),
+        conversation_intent=before.name,
+    )
+
+
 def _asks_what_now(text: str) -> bool:
-    """A few words that only ask what to do now ("那怎么办", "what now?")."""
-    return _WHAT_NOW.search(text) is not None and is_short(text, words=6)
+    """A few words that only ask what to do now ("那怎么办", "what now?", "要不要再付一次")."""
+    return _WHAT_NOW.search(text) is not None and is_short(text, cjk_chars=10, words=6)
 
 
 def _turn_before(reading: Reading) -> str | None:
