@@ -957,6 +957,16 @@ def test_asked_after_the_ticket_was_opened_the_reply_gives_its_number(service: S
     assert [e["endpoint"] for e in executed_writes(service, before)] == ["create_ticket"]
 
 
+def test_asked_to_send_what_was_missing_puts_no_return_forward(service: Service) -> None:
+    """ "can you send the missing one?" after "…arrived but one item is missing" put the whole
+    order's return forward: no tool sends a missing item, so nothing is put forward."""
+    sid = service.open_session("u1001")["session_id"]
+    service.turn(sid, "u1001", "hi, order 202405181001 arrived but one item is missing")
+    out = service.turn(sid, "u1001", "can you send the missing one?")
+    assert out["proposals"] == [] and out["workflow"] is None, out["suggestion"]
+    assert "I have put in" not in out["suggestion"]["text"]
+
+
 @pytest.mark.parametrize(
     ("report", "asked"),
     [("I was charged twice for order 202405181212", "I want my money back for the second charge"),
