@@ -132,10 +132,10 @@ _HOW_FAR = re.compile(
 
 def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user: str) -> Plan:
     """The plan for one customer turn."""
-    reading = _asked_for(reading, pack, tools)
-    not_here = _go_ahead_with_no_tool(reading, pack, tools)
-    if not_here is not None:
-        return not_here
+    go_ahead = _asked_for(reading, pack, tools)
+    if isinstance(go_ahead, Plan):
+        return go_ahead
+    reading = go_ahead
     done = _asked_if_done(reading, pack)
     if done is not None:
         return done
@@ -429,17 +429,29 @@ def _writes(intent: IntentSpec, tools: Mapping[str, ToolSpec]) -> set[str]:
     return {name for name in intent.calls if name in tools and tools[name].effect == "write"}
 
 
-def _asked_for(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec]) -> Reading:
+def _asked_for(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec]) -> Reading | Plan:
     """A go-ahead ("great, do it") after asking whether something may be done ("can I return
     order …?", answered from the knowledge base) read as that request: its intent, its words,
-    the conversation's slots. Any other turn as it is."""
+    the conversation's slots. After asking it of what no tool here does ("can I get the
+    difference?", answered with the price-protection article), the plan that says it is not
+    put in here ("ok please do it" was searched for and found nothing). Any other turn as it
+    is."""
     offered = functools.partial(reports_a_status, pack=pack)  # asked only of a go-ahead
     if not goes_ahead(reading, pack.acts, offered) or reading.previous_intent not in pack.intents:
         return reading
     intent = pack.intents[reading.previous_intent]
     before = reading.previous_text
-    if not _acts(intent, tools) or before is None:
+    if before is None:
         return reading
+    if not _acts(intent, tools):
+        if not asks_if_allowed(before):
+            return reading
+        return Plan(
+            reading.intent.name,
+            "told to go ahead with what no tool here does: said it is not put in here, nothing "
+            "proposed",
+            situation="not_put_in_here",
+        )
     slots = {**reading.previous_slots, **reading.slots}  # the turn itself names nothing
     # After the offer the report's words are no request ("I was told…" would be reported
     # again): the go-ahead is, with the report's record.
@@ -448,26 +460,6 @@ def _asked_for(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec]) -> R
         reading, intent=intent, text=text, act="request", carried=True, unsure=False,
         slots=slots,
     )  # fmt: skip
-
-
-def _go_ahead_with_no_tool(
-    reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec]
-) -> Plan | None:
-    """A go-ahead ("ok please do it") after asking whether something may be done that no tool
-    here does ("can I get the difference?", answered with the price-protection article): a
-    knowledge search for "ok please do it" found nothing. It is said not to be put in here."""
-    offered = functools.partial(reports_a_status, pack=pack)
-    if not goes_ahead(reading, pack.acts, offered):
-        return None
-    before = pack.intents.get(reading.previous_intent or "")
-    if before is None or _acts(before, tools) or not asks_if_allowed(reading.previous_text or ""):
-        return None
-    return Plan(
-        reading.intent.name,
-        "told to go ahead with what no tool here does: said it is not put in here, nothing "
-        "proposed",
-        situation="not_put_in_here",
-    )
 
 
 def reports_a_status(text: str, pack: Pack) -> bool:
@@ -626,12 +618,10 @@ def _after_a_problem(
     methods listed them): answered as the problem, whatever intent the few words read as. Not
     a turn that names a record, nor one of the problem's own intent (``_problem`` has it)."""
     before = pack.intents.get(reading.previous_intent or "")
-    said = reading.previous_text
+    said = _previous_in_language(reading)
     if before is None or said is None or before.name == reading.intent.name:
         return None
     if reading.found or not _asks_what_now(reading.text) or not _has_kb(pack, tools):
-        return None
-    if reading.language != detect_language(said, reading.language):
         return None
     if not reports(said, before.problem_phrases):
         return None
@@ -652,8 +642,15 @@ def _asks_what_now(text: str) -> bool:
 
 def _turn_before(reading: Reading) -> str | None:
     """The customer's turn before this one when it was of the same intent and language."""
+    if reading.previous_intent != reading.intent.name:
+        return None
+    return _previous_in_language(reading)
+
+
+def _previous_in_language(reading: Reading) -> str | None:
+    """The customer's turn before this one when it was in the same language, of any intent."""
     before = reading.previous_text
-    if not before or reading.previous_intent != reading.intent.name:
+    if not before:
         return None
     return before if detect_language(before, reading.language) == reading.language else None
 
