@@ -1171,6 +1171,43 @@ def test_every_request_of_an_intent_whose_tools_only_answer_questions_goes_to_th
     assert [lookup.tool for lookup in question.lookups] == ["list_payment_methods"]
 
 
+def test_a_request_another_intent_says_no_tool_does_proposes_nothing(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """ "能帮我催一下吗" read as a return put one forward; "can you speed it up?" after a complaint
+    was added to its ticket: the order's ``kb_requests`` say no tool rushes a parcel. The
+    knowledge base answers, the order looked up first; the conversation goes on in the order's
+    intent."""
+    order = {"order_id": "202405181212"}
+    for intent, text in (
+        ("return_exchange", "能帮我催一下吗"),
+        ("complaint", "can you speed it up?"),
+    ):
+        plan = decide(reading(pack, intent, text, slots=order), pack, tools, user="u1010")
+        assert plan.answer_intent == "kb_question", text
+        assert plan.writes == () and plan.workflow is None
+        assert [lookup.tool for lookup in plan.lookups] == ["get_order", "kb_search"]
+        assert plan.conversation_intent == "order_status"
+    # A turn that names its own intent's subject is that intent's ("催一下退款" of a return).
+    own = decide(
+        reading(pack, "return_exchange", "我要退货，顺便催一下", slots=order), pack, tools,
+        user="u1010",
+    )  # fmt: skip
+    assert own.workflow is not None and own.workflow.kind == "start"
+    # A turn read in the conversation's intent is read in its terms ("send a new one please" in
+    # a password reset is a new code, not a replacement parcel).
+    code = decide(
+        reading(pack, "password_reset", "send a new one please", carried=True), pack, tools,
+        user="u1001",
+    )  # fmt: skip
+    assert code.answer_intent == "password_reset" and code.lookups == ()
+    # Nor does a complaint lose its ticket, one that asks nothing of the kind or tells what
+    # happened at length ("改地址改了三次都失败": the address article's words, a complaint's story).
+    for text in ("快递员态度太差了", "上次改地址改了三次都失败 你们这功能真难用"):
+        ticket = decide(reading(pack, "complaint", text, slots=order), pack, tools, user="u1010")
+        assert [write.tool for write in ticket.writes] == ["create_ticket"], text
+
+
 def test_a_turn_going_on_with_the_problem_is_searched_with_the_words_before(
     pack: Pack, tools: dict[str, ToolSpec]
 ) -> None:

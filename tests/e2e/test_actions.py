@@ -1310,6 +1310,27 @@ def test_an_order_named_after_a_complaint_joins_its_ticket(service: Service) -> 
     assert pending[0]["arguments"]["summary"] == "你们快递员态度太差了，我要投诉 / 他还骂人"
 
 
+@pytest.mark.parametrize(
+    "status, complaint, asked",
+    [("订单202405181212怎么还没到", "太离谱了，我周五之前必须要", "能帮我催一下吗"),
+     ("my order 202405181212 is taking forever", "this is ridiculous, I need it by friday",
+      "can you speed it up?")],
+)  # fmt: skip
+def test_asked_to_chase_a_parcel_after_a_complaint_puts_nothing_more_forward(
+    service: Service, status: str, complaint: str, asked: str
+) -> None:
+    """ "能帮我催一下吗" after a complaint read as a return and put one forward; "can you speed it
+    up?" was added to the complaint's ticket and the question went unanswered. No tool rushes
+    a parcel: nothing more is put forward, the complaint's ticket keeps its words."""
+    sid = service.open_session("u1010")["session_id"]
+    service.turn(sid, "u1010", status)
+    service.turn(sid, "u1010", complaint)
+    answer = service.turn(sid, "u1010", asked)
+    assert answer["proposals"] == [] and answer["workflow"] is None
+    [ticket] = proposals(service, sid, "u1010")
+    assert ticket["tool"] == "create_ticket" and ticket["arguments"]["summary"] == complaint
+
+
 def test_a_workflow_cannot_be_attached_to_another_customers_session(service: Service) -> None:
     sid = service.open_session("u1001")["session_id"]
     response = service.client.post(

@@ -135,6 +135,7 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
     go_ahead = _asked_for(reading, pack, tools)
     if isinstance(go_ahead, Plan):
         return go_ahead
+    told_to = go_ahead is not reading  # the go-ahead is the request asked of before
     reading = go_ahead
     done = _asked_if_done(reading, pack)
     if done is not None:
@@ -209,6 +210,18 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
             "from the knowledge base, nothing proposed",
             lookups=_kb_lookups(reading, pack, tools, query, user=user),
             recall=_made_before(reading, tools),
+        )
+    other = (
+        _beyond_another(reading, pack) if acts and not told_to and _has_kb(pack, tools) else None
+    )
+    if other is not None:
+        asked_of = replace(reading, intent=other)
+        return Plan(
+            KB_INTENT,
+            "a request for what no tool carries out, of another intent than the turn read as: "
+            "answered from the knowledge base, nothing proposed",
+            lookups=_kb_lookups(asked_of, pack, tools, reading.text, user=user),
+            conversation_intent=other.name,
         )
     if acts and _turns_down(reading, pack, tools) and _has_kb(pack, tools):
         return Plan(
@@ -537,6 +550,24 @@ def _beyond_the_tools(reading: Reading) -> str | None:
     if act != "request":
         return None
     return f"{before} {text}" if before and text != before else text
+
+
+def _beyond_another(reading: Reading, pack: Pack) -> IntentSpec | None:
+    """For a few words read as an intent that acts, which ask for what another intent's
+    ``kb_requests`` say no tool does and name nothing of their own intent's subject ("能帮我催一下
+    吗" read as a return: a return was put forward; "can you speed it up?" after a complaint was
+    added to its ticket): that intent, the first of the pack. None otherwise."""
+    intent = reading.intent
+    if reading.carried:
+        return None  # read in the conversation's intent: "send a new one" in a reset is a code
+    if not is_short(reading.text, cjk_chars=10, words=6):
+        return None  # a complaint tells what happened ("上次改地址改了三次都失败…"): its own
+    if mentions(reading.text, intent.topic_phrases):
+        return None  # "我要退货，顺便催一下": the return's own
+    for spec in pack.intents.values():
+        if spec is not intent and asks_for(reading.text, spec.kb_phrases, act=reading.act):
+            return spec
+    return None
 
 
 def _write_waits(reading: Reading) -> bool:
