@@ -1592,6 +1592,64 @@ def test_a_question_of_when_while_the_refund_waits_says_it_waits_first(
     assert decide(hours, pack, tools, user="u7").waits_first is None
 
 
+def _reset(status: str) -> Proposal:
+    return Proposal(
+        id="act_1", tenant="default", user="u1001", session_id="s", tool="reset_password",
+        arguments={"phone": "13800138000", "user_id": "u1001"},
+        why={"intent": "password_reset", "workflow": "password_reset"},
+        explanation="send a temporary password by SMS to the phone ending 8000 (SMS code passed)",
+        language="en", created_at=0, expires_at=600, status=status, workflow_id="wf_1",
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what's the temporary password?",
+        "when will I get the temporary password?",
+        "临时密码是多少？",
+    ],
+)
+def test_asked_what_the_waiting_write_gives_says_it_waits(
+    pack: Pack, tools: dict[str, ToolSpec], text: str
+) -> None:
+    """ "what's the temporary password?" while the reset waited for the agent got the article's
+    self-service steps: the question names what the write does in its tool's own words, so the
+    reply says it is in and waits, and where the password will go."""
+    turn = reading(pack, "kb_question", text, act="question",
+                   waiting=_waiting("approval:reset_password"), proposals=[_reset("proposed")])  # fmt: skip
+    plan = decide(turn, pack, tools, user="u1001")
+    assert plan.situation == "still_proposed" and plan.recall == ("act_1",)
+    assert plan.answer_intent == "password_reset" and plan.lookups == () and plan.workflow is None
+    # a question of its process that names nothing it gives is still answered from the articles
+    steps = dataclasses.replace(turn, text="how do I reset my password myself?")
+    assert [lookup.tool for lookup in decide(steps, pack, tools, user="u1001").lookups] == [
+        "kb_search"
+    ]
+
+
+def test_asked_what_the_write_gave_after_it_went_through_shows_its_outcome(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """ "where do I find the temporary password?" after the agent approved the reset and it ran
+    got the self-service steps: the workflow is shown as it came out (where the password went).
+    Not the words of a write's arguments: a return's reason is the customer's own."""
+    turn = reading(pack, "kb_question", "where do I find the temporary password?", act="question",
+                   proposals=[_reset("executed")], language="en")  # fmt: skip
+    plan = decide(turn, pack, tools, user="u1001")
+    assert plan.workflow == WorkflowMove("show", "password_reset", "wf_1")
+    assert plan.answer_intent == "password_reset" and plan.lookups == ()
+    returned = Proposal(
+        id="act_2", tenant="default", user="u1001", session_id="s", tool="create_return",
+        arguments={"order_id": "202405181001", "reason": "尺码不合适", "user_id": "u1001"},
+        why={"intent": "return_exchange", "workflow": "return_refund"},
+        explanation="为订单 202405181001 创建退货单（原因：尺码不合适）", language="zh",
+        created_at=0, expires_at=600, status="executed", workflow_id="wf_2",
+    )  # fmt: skip
+    asked = reading(pack, "kb_question", "尺码不合适能换吗", act="question", proposals=[returned])
+    assert decide(asked, pack, tools, user="u1001").workflow is None
+
+
 @pytest.mark.parametrize(
     ("intent", "said", "language"),
     [("payment_methods", "should I pay again?", "en"),  # read as another intent's own

@@ -1311,6 +1311,24 @@ def test_an_order_named_after_a_complaint_joins_its_ticket(service: Service) -> 
 
 
 @pytest.mark.parametrize(
+    "said", ["got it, thanks. what's the temporary password?", "好的谢谢，临时密码是多少？"]
+)
+def test_thanks_then_a_question_while_the_reset_waits_is_the_question_answered(
+    service: Service, said: str
+) -> None:
+    """ "got it, thanks. what's the temporary password?" while the reset waited for the agent
+    read as small talk: "You are welcome, glad I could help." The question after the thanks is
+    read alone, and the reply says the reset waits and where the password will go."""
+    sid = service.open_session("u1001")["session_id"]
+    reset = reset_until_verified(service, sid, "u1001")
+    answer = service.turn(sid, "u1001", said)
+    assert answer["suggestion"]["situation"] == "still_proposed", answer["suggestion"]
+    assert "8000" in answer["suggestion"]["text"] and answer["proposals"] == []
+    [pending] = proposals(service, sid, "u1001")
+    assert pending["id"] == reset["id"] and pending["status"] == "proposed"
+
+
+@pytest.mark.parametrize(
     "status, complaint, asked",
     [("订单202405181212怎么还没到", "太离谱了，我周五之前必须要", "能帮我催一下吗"),
      ("my order 202405181212 is taking forever", "this is ridiculous, I need it by friday",

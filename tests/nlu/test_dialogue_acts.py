@@ -190,6 +190,23 @@ def test_the_courtesy_a_turn_carries_beside_other_words(text: str, act: str | No
     assert ACTS.courtesy(text) == act
 
 
+@pytest.mark.parametrize(
+    ("text", "rest"),
+    [
+        ("got it, thanks. what's the temporary password?", "what's the temporary password?"),
+        ("好的谢谢，临时密码是多少？", "临时密码是多少？"),
+        ("ok. thanks! can you check order 202405181001?", "can you check order 202405181001?"),
+        # nothing opened with a courtesy, or nothing said after it
+        ("what's the temporary password?", None),
+        ("well, when will it come?", None),
+        ("thanks for the info", None),
+        ("ok thanks", None),
+    ],
+)
+def test_what_a_turn_says_after_its_courtesies(text: str, rest: str | None) -> None:
+    assert ACTS.after_courtesy(text) == rest
+
+
 def test_a_withdrawal_group_without_names_is_refused() -> None:
     with pytest.raises(PackError, match=r"withdrawals_of\[0\].*takes_back"):
         ActPhrases.from_dict({"withdrawals_of": [{"zh": ["不退了"]}]})

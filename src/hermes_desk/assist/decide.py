@@ -243,6 +243,9 @@ def decide(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec], *, user:
             lookups=_kb_lookups(reading, pack, tools, problem, user=user, slots=named, status=None),
         )
     if intent.name == KB_INTENT and _has_kb(pack, tools):
+        gave = _its_outcome_asked(reading, pack, tools)
+        if gave is not None:
+            return gave
         plan = _record_question(reading, pack, tools, user=user)
         if plan is not None:
             return plan
@@ -924,12 +927,25 @@ def _continue_waiting(
         )
         if not asked_of_it or beyond:
             return None
+        write = _waiting_write(reading, waiting)
+        if (
+            reading.act == "question"
+            and write is not None
+            and _names_its_outcome(reading, write, tools)
+        ):
+            # "what's the temporary password?" got the self-service steps: it is in and waits
+            return Plan(
+                owner,
+                "asked about what the write waiting for the agent gives: it is in and waits, "
+                "nothing looked up or proposed",
+                situation="still_proposed",
+                recall=(write.id,),
+            )
         if when and _has_kb(pack, tools):
             # About the request's process, not its record: the order's status ("已签收") would
             # pull the query to what a delivered order can do, and "being returned" to goods
             # on their way back (a lost parcel's refund waits for the agent, nothing comes
             # back). That it still waits is said first: the times run once it is confirmed.
-            write = _waiting_write(reading, waiting)
             query = reading.text
             word = None if write is None else _subject_of(write, pack, owner, reading.language)
             if word is not None and not mentions(query, pack.topic_phrases):
@@ -1026,6 +1042,26 @@ def _waiting_write(reading: Reading, waiting: WorkflowView) -> Proposal | None:
         (p for p in reversed(reading.proposals) if p.pending and p.workflow_id == waiting.id),
         None,
     )
+
+
+#: Two words of four letters or more running together, or three Chinese characters.
+_OUTCOME_TERM = re.compile(r"(?=(\b[a-z]{4,} [a-z]{4,}\b|[\u4e00-\u9fff]{3}))")
+
+
+#: A placeholder of a tool's ``explain`` template.
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+
+
+def _names_its_outcome(reading: Reading, write: Proposal, tools: Mapping[str, ToolSpec]) -> bool:
+    """The question names what the write does in the words of its tool's ``explain`` ("临时密码"
+    of "把临时密码通过短信发送…", "temporary password" of "send a temporary password by SMS…");
+    never in the words of its arguments (a return's reason, said by the customer)."""
+    spec = tools.get(write.tool)
+    if spec is None:
+        return False
+    said = " / ".join(_PLACEHOLDER.sub(" ", template) for template in spec.explain.values())
+    said = said.lower()
+    return any(term in said for term in _OUTCOME_TERM.findall(reading.text.lower()))
 
 
 def _subject_of(write: Proposal, pack: Pack, owner: str, language: str) -> str | None:
@@ -1328,6 +1364,28 @@ def _after_it_went_through(reading: Reading) -> Plan | None:
         "proposed",
         workflow=WorkflowMove("show", decided[0], decided[1]),
     )
+
+
+def _its_outcome_asked(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpec]) -> Plan | None:
+    """A knowledge question that names what a write of this contact gave, in its explanation's
+    words, after an agent approved it and it ran ("where do I find the temporary password?"
+    after the reset went through got the self-service steps): its workflow as it came out."""
+    if reading.act != "question":
+        return None
+    for proposal in reversed(reading.proposals):
+        name = proposal.why.get("workflow")
+        if proposal.status != "executed" or not proposal.workflow_id or not name:
+            continue
+        owner = next((i for i, spec in pack.intents.items() if spec.workflow == name), None)
+        if owner is None or not _names_its_outcome(reading, proposal, tools):
+            return None  # the newest write only: an older one's outcome may be stale
+        return Plan(
+            owner,
+            "a question naming what the customer's own request gave, after it went through: "
+            "its outcome is shown, nothing proposed",
+            workflow=WorkflowMove("show", name, proposal.workflow_id),
+        )
+    return None
 
 
 def _start_workflow(reading: Reading, pack: Pack) -> Plan:

@@ -109,7 +109,7 @@ class TurnReaderStage:
         state = _state_of(session, self.oos_threshold, self.pack.topic_phrases)
         previous_slots = dict(state.slots)
         previous_intent, previous_text = state.intent, state.last_text
-        resolved = self.intents.read(text, state)
+        resolved = self._read_intent(text, state)
         found, mentions = self.slots.read(text)
         found = _not_the_withdrawals_words(found, text, self.pack)
         intent, carried = self._framed(resolved, waiting, text, found, previous_intent)
@@ -178,6 +178,23 @@ class TurnReaderStage:
             by_clauses=requested is not None,
             earlier=earlier,
         )
+
+    def _read_intent(self, text: str, state: DialogueState) -> ResolvedIntent:
+        """The turn's intent; for one that reads as nothing in scope and opens with courtesies
+        before a question ("got it, thanks. what's the temporary password?": "You are welcome"),
+        the question's, read alone in the conversation, when that is in scope."""
+        before = state.turns, state.last_text
+        resolved = self.intents.read(text, state)
+        if not resolved.out_of_scope:
+            return resolved
+        rest = self.pack.acts.after_courtesy(text)
+        if rest is None or read_act(rest) != "question":
+            return resolved
+        after = state.turns, state.last_text
+        state.turns, state.last_text = before
+        asked = self.intents.read(rest, state)
+        state.turns, state.last_text = after
+        return resolved if asked.out_of_scope else asked
 
     def _request_among(self, clauses: tuple[Clause, ...], intent: IntentSpec) -> IntentSpec | None:
         """The intent of the one request a turn's clauses make, when the turn reads as what

@@ -228,6 +228,24 @@ class ActPhrases:
             return act if alone or lowered[end] in _AFTER_ONE_CHARACTER else None
         return None
 
+    def after_courtesy(self, text: str) -> str | None:
+        """What a turn says after opening with clauses of dialogue acts alone ("got it, thanks.
+        what's the temporary password?": the question), or None when it opens with none or
+        says nothing more.
+
+        >>> ActPhrases.from_dict({"thanks": {"en": ["thanks"]}}).after_courtesy("thanks. why?")
+        'why?'
+        """
+        start, acted = 0, False
+        for pause in CLAUSES.finditer(text):
+            acts = self._clause_acts(text[start : pause.start()].strip().lower())
+            if acts is None:
+                break  # words that say more
+            acted = acted or bool(acts)  # fillers alone ("well,") open nothing
+            start = pause.end()
+        rest = text[start:].strip()
+        return rest if acted and rest else None
+
     def asks_for_a_person(self, text: str) -> bool:
         """Whether the turn asks for a person anywhere ("hello, I'd like to speak to a human",
         "能不能帮我转人工")."""
