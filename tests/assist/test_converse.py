@@ -492,6 +492,27 @@ def test_a_go_ahead_with_what_no_tool_does_is_told_it_is_not_put_in_here(
 
 
 @pytest.mark.parametrize(
+    ("before", "said", "situation"),
+    [
+        # the turn before asked for it, or this one does: "抱歉，这个问题我暂时无法帮您处理"
+        ("我想把订单202405231122的收货地址改一下", "好的 那你帮我改吧", "not_put_in_here"),
+        ("取消了钱多久退回来", "行 那你帮我取消吧", "not_put_in_here"),
+        # after a look-up, asking us to do it is no request of what no tool does
+        ("帮我查一下订单202405231122", "好的 那你帮我改吧", None),
+    ],
+)
+def test_asked_to_do_what_no_tool_does_after_how_is_told_it_is_not_put_in_here(
+    pack: Pack, before: str, said: str, situation: str | None
+) -> None:
+    turn = reading(pack, "oos", said, dialogue_act=pack.acts.read(said),
+                   previous_intent="order_status", previous_text=before)  # fmt: skip
+    beyond = functools.partial(asks_what_no_tool_does, pack=pack)
+    plan = conversation_plan(turn, pack.acts, lambda _text: [], beyond=beyond)
+    assert (plan and plan.situation) == situation, plan
+    assert plan is None or (plan.lookups == () and plan.writes == () and plan.workflow is None)
+
+
+@pytest.mark.parametrize(
     "text", ["找到了 在快递柜", "那我再考虑考虑", "finally an answer", "I was home all day"]
 )
 def test_a_remark_later_in_a_conversation_is_taken_as_said(pack: Pack, text: str) -> None:

@@ -141,8 +141,37 @@ def conversation_plan(
             "a stated contact preference: noted; nothing looked up or proposed",
             situation="preference_noted",
         )
-    return _courtesy_plan(reading, acts, waits_for_customer) or _remark_plan(
-        reading, waits_for_customer
+    return (
+        _do_it_for_me(reading, beyond)
+        or _courtesy_plan(reading, acts, waits_for_customer)
+        or _remark_plan(reading, waits_for_customer)
+    )
+
+
+def _do_it_for_me(
+    reading: Reading, beyond: Callable[[str, str | None], bool] | None
+) -> Plan | None:
+    """A few words read as nothing in scope that ask us to do it ("行 那你帮我取消吧"), right
+    after the customer asked what no tool here does, or asking it themselves (answered how it
+    is done): told it is not put in here. "抱歉，这个问题我暂时无法帮您处理" said it could not be
+    helped with, after the way to do it had just been given."""
+    before, intent = reading.previous_text, reading.previous_intent
+    if (
+        beyond is None
+        or before is None
+        or not reading.intent.out_of_scope
+        or reading.found
+        or _says_much(reading.text)
+        or not asks_for_something(reading.text)
+    ):
+        return None
+    if not (beyond(reading.text, intent) or beyond(before, intent)):
+        return None
+    return Plan(
+        reading.intent.name,
+        "asked to do what no tool here does, right after how it is done: said it is not put in "
+        "here, nothing proposed",
+        situation="not_put_in_here",
     )
 
 
