@@ -492,6 +492,30 @@ def test_a_go_ahead_with_what_no_tool_does_is_told_it_is_not_put_in_here(
 
 
 @pytest.mark.parametrize(
+    ("said", "status", "situation"),
+    [
+        # a ticket waits for the agent: it is in, and goes ahead once confirmed
+        ("行那你们尽快处理吧", "proposed", "act_confirmation_pending"),
+        ("ok please hurry", "proposed", "act_confirmation_pending"),
+        # nothing put in: said so, and what to do asked (no promise of speed)
+        ("好的 麻烦尽快", None, "nothing_to_go_ahead"),
+        # after a request was decided, left to the usual answers
+        ("好的 麻烦尽快", "executed", None),
+    ],
+)
+def test_asked_to_be_quick_says_what_waits_or_that_nothing_is_in(
+    pack: Pack, said: str, status: str | None, situation: str | None
+) -> None:
+    """ "好的 麻烦尽快" and "行那你们尽快处理吧" got "抱歉，这个问题我暂时无法帮您处理"."""
+    proposals = [] if status is None else [_proposal("act_1", "202405230909", status)]
+    turn = reading(pack, "oos", said, proposals=proposals, previous_intent="complaint",
+                   previous_text="我要投诉快递员态度差")  # fmt: skip
+    plan = conversation_plan(turn, pack.acts, lambda _text: [])
+    assert (plan and plan.situation) == situation, plan
+    assert plan is None or (plan.lookups == () and plan.writes == () and plan.workflow is None)
+
+
+@pytest.mark.parametrize(
     ("before", "said", "situation"),
     [
         # the turn before asked for it, or this one does: "抱歉，这个问题我暂时无法帮您处理"

@@ -224,6 +224,10 @@ def test_a_question_of_when_is_told_apart(text: str, when: bool) -> None:
         ("好 那就等着发货吧", False),
         ("ok thanks for the info", False),
         ("你好请问有人吗", False),
+        # help given before is thanked for, not asked for
+        ("谢谢你们上次帮我处理的退货 很满意", False),
+        ("谢谢之前帮我办的退货", False),
+        ("上次帮我查的订单再帮我看看", True),
     ],
 )
 def test_asking_us_for_something_is_told_from_a_courtesy(text: str, asks: bool) -> None:

@@ -143,8 +143,42 @@ def conversation_plan(
         )
     return (
         _do_it_for_me(reading, beyond)
+        or _urged(reading, waits_for_customer)
         or _courtesy_plan(reading, acts, waits_for_customer)
         or _remark_plan(reading, waits_for_customer)
+    )
+
+
+#: Asking us to be quick ("麻烦尽快", "尽快处理吧", "please hurry").
+_URGE = re.compile(
+    r"尽快|快点|抓紧|赶紧|赶快|\b(?:asap|hurry|quickly|right away|as soon as possible)\b", re.I
+)
+
+
+def _urged(reading: Reading, waits_for_customer: bool) -> Plan | None:
+    """A few words read as nothing in scope that ask us to be quick ("好的 麻烦尽快", "行那你们
+    尽快处理吧") got "抱歉，这个问题我暂时无法帮您处理": with a request waiting for the agent, it is
+    in and goes ahead once confirmed; with nothing put in, nothing is, and what to do is asked
+    (no promise of speed for what nobody asked). After a request was decided, None."""
+    if (
+        not reading.intent.out_of_scope
+        or waits_for_customer
+        or reading.found
+        or _says_much(reading.text)
+        or _URGE.search(reading.text) is None
+    ):
+        return None
+    if any(p.pending for p in reading.proposals):
+        situation = "act_confirmation_pending"
+    elif not any(p.status != "withdrawn" for p in reading.proposals):
+        situation = "nothing_to_go_ahead"
+    else:
+        return None
+    return Plan(
+        reading.intent.name,
+        "asked to be quick: what waits is said, or that nothing is in; nothing looked up or "
+        "proposed",
+        situation=situation,
     )
 
 
