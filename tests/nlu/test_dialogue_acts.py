@@ -39,6 +39,9 @@ ACTS = load_pack("ecommerce").acts
         ("I want to talk to a real person", "human"),
         ("can I speak to a human please", "human"),
         ("are you a bot?", "human"),
+        # "现在是智能客服吗" got "抱歉，这个问题我暂时无法帮您处理"
+        ("是智能客服吗", "human"),
+        ("are you an AI?", "human"),
     ],
 )
 def test_a_turn_that_is_only_an_act(text: str, act: str) -> None:
@@ -217,7 +220,8 @@ def test_a_withdrawal_group_without_names_is_refused() -> None:
 @pytest.mark.parametrize(
     ("text", "asks"),
     [("hello, I'd like to speak to a human", True), ("能不能帮我转人工", True),
-     ("你们是人工还是机器人", True), ("where is my order", False), ("a humane company", False)],
+     ("你们是人工还是机器人", True), ("现在是智能客服吗", True), ("where is my order", False),
+     ("a humane company", False)],
 )  # fmt: skip
 def test_asking_for_a_person_anywhere_in_the_turn(text: str, asks: bool) -> None:
     assert ACTS.asks_for_a_person(text) is asks
