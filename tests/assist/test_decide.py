@@ -1592,6 +1592,28 @@ def test_a_question_of_when_while_the_refund_waits_says_it_waits_first(
     assert decide(hours, pack, tools, user="u7").waits_first is None
 
 
+def test_when_the_refund_comes_looks_the_conversations_order_up(
+    pack: Pack, tools: dict[str, ToolSpec]
+) -> None:
+    """ "ok and when will the refund come" after an order being returned got "A refunded
+    order's refund is sent…" (the words matched; no refund had started): a question of when that
+    names a subject whose answer depends on the record's status (a refund's) looks the
+    conversation's order up, and its status picks the passage. Other questions of when do not."""
+    order = {"order_id": "202405100789"}
+    turn = reading(pack, "kb_question", "ok and when will the refund come", act="question",
+                   slots=order, language="en")  # fmt: skip
+    plan = decide(turn, pack, tools, user="u1003")
+    assert [(lookup.tool, lookup.status_in) for lookup in plan.lookups] == [
+        ("get_order", "query"),
+        ("kb_search", "about"),
+    ]
+    assert plan.lookups[0].arguments == order
+    hours = dataclasses.replace(turn, text="when are you open?")
+    assert [lookup.tool for lookup in decide(hours, pack, tools, user="u1003").lookups] == [
+        "kb_search"
+    ]
+
+
 def _reset(status: str) -> Proposal:
     return Proposal(
         id="act_1", tenant="default", user="u1001", session_id="s", tool="reset_password",

@@ -712,8 +712,10 @@ def _record_question(
     named: Mapping[str, Any] = reading.found
     if not named and asks_when(reading.text):
         # "when will I get the money" right after the agent opened the return: its record,
-        # which says what the time depends on (the goods coming back), not the general times
-        named = _written_for(reading)
+        # which says what the time depends on (the goods coming back), not the general times;
+        # so is "when will the refund come" of the order the conversation is about (being
+        # returned: "A refunded order's refund is sent…" was quoted)
+        named = _written_for(reading) or _status_tells_when(reading, pack)
     lookups = _kb_lookups(
         reading,
         pack,
@@ -731,6 +733,20 @@ def _record_question(
         "base after the record (the intent's kb_record)",
         lookups=lookups,
     )
+
+
+def _status_tells_when(reading: Reading, pack: Pack) -> dict[str, Any]:
+    """The conversation's record, when the question names the subject of another intent that
+    looks the same record up for its questions (``kb_record``: a refund's time depends on
+    whether the order is being returned or refunded); else nothing."""
+    record = reading.intent.kb_record
+    if record is None:
+        return {}
+    for spec in pack.intents.values():
+        if spec is not reading.intent and spec.kb_record == record:
+            if mentions(reading.text, spec.topic_phrases):
+                return {k: v for k, v in reading.slots.items() if k in reading.intent.slots}
+    return {}
 
 
 def _written_for(reading: Reading) -> dict[str, Any]:
