@@ -171,6 +171,20 @@ def test_an_exchange_is_asked_for_unless_not_wanted(text: str, asked: bool) -> N
 
 
 @pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        ("can I exchange it for blue?", True),
+        # "just" between: the question asks for it all the same (it was shown the waiting return)
+        ("actually can I just exchange it for blue?", True),
+        ("can we just exchange them?", True),
+        ("did you exchange it?", False),  # whether it happened, not whether it may be done
+    ],
+)
+def test_a_question_whether_it_may_be_done_asks_for_it(text: str, asked: bool) -> None:
+    assert asks_for(text, _EXCHANGE, act="question") is asked
+
+
+@pytest.mark.parametrize(
     ("text", "allowed"),
     [
         ("我买的鞋子小了一码 能换吗", True),

@@ -217,11 +217,11 @@ _HOW = re.compile(
     r"(?:能|可以|能不能|可不可以|怎么|怎样|如何|还能)\s*$"
     # "can the courier leave it at the door?": who would do it, named
     r"|\b(?:can|could)\s+(?:i|we|you|u|they|it|he|she|the\s+(?:courier|driver|delivery\s+\w+))"
-    r"\s+(?:still\s+)?$|\bhow\s+(?:do|can|could)\s+(?:i|we)\s+$"
+    r"\s+(?:still\s+|just\s+)?$|\bhow\s+(?:do|can|could)\s+(?:i|we)\s+$"
     # "can you make it faster?", "could u get it here sooner?"
     r"|\b(?:can|could)\s+(?:you|u)\s+(?:make|get|have)\s+it(?:\s+(?:here|there))?\s+$"
     # "could I get it one size up?", "can I have a bigger size?"
-    r"|\b(?:can|could)\s+(?:i|we)\s+(?:still\s+)?(?:get|have)\s+(?:it|them|this|that|one\s+in)?\s*$"
+    r"|\b(?:can|could)\s+(?:i|we)\s+(?:still\s+|just\s+)?(?:get|have)\s+(?:it|them|this|that|one\s+in)?\s*$"
     r"|\bhow\s+to\s+$|\bpossible\s+to\s+$",
     re.IGNORECASE,
 )
