@@ -537,6 +537,27 @@ def test_asked_to_do_what_no_tool_does_after_how_is_told_it_is_not_put_in_here(
 
 
 @pytest.mark.parametrize(
+    ("said", "act", "situation"),
+    [
+        # told to go ahead, with the value: the account-security article was found by its words
+        ("ok do it, new address is 上海市浦东新区世纪大道100号", "request", "not_put_in_here"),
+        # asked how: not told to
+        ("how do I do that", "question", None),
+    ],
+)
+def test_a_go_ahead_with_the_value_after_how_is_told_it_is_not_put_in_here(
+    pack: Pack, said: str, act: str, situation: str | None
+) -> None:
+    before = "how do I change the delivery address of order 202405231122?"
+    turn = reading(pack, "kb_question", said, act=act, dialogue_act=pack.acts.read(said),
+                   previous_intent="kb_question", previous_text=before)  # fmt: skip
+    beyond = functools.partial(asks_what_no_tool_does, pack=pack)
+    plan = conversation_plan(turn, pack.acts, lambda _text: [], beyond=beyond)
+    assert (plan and plan.situation) == situation, plan
+    assert plan is None or (plan.lookups == () and plan.writes == () and plan.workflow is None)
+
+
+@pytest.mark.parametrize(
     "text", ["找到了 在快递柜", "那我再考虑考虑", "finally an answer", "I was home all day"]
 )
 def test_a_remark_later_in_a_conversation_is_taken_as_said(pack: Pack, text: str) -> None:

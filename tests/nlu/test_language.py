@@ -20,6 +20,12 @@ from hermes_desk.nlu.language import detect_language, script_weights
         ("验证码X7K2", "zh"),
         ("my email is li.na@example.com, 发邮件给我", "zh"),
         ("ok了，谢谢", "zh"),
+        # a Chinese street address in an English sentence is a value ("…new address is 上海…"
+        # was answered in Chinese); Chinese around an address is Chinese
+        ("ok do it, new address is 上海市浦东新区世纪大道100号", "en"),
+        ("please send it to 北京市朝阳区建国路88号 instead", "en"),
+        ("改到北京市朝阳区建国路88号", "zh"),
+        ("我的地址是北京市朝阳区建国路88号 ok", "zh"),
         ("thanks, that's all", "en"),
     ],
 )

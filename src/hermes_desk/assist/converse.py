@@ -142,7 +142,7 @@ def conversation_plan(
             situation="preference_noted",
         )
     return (
-        _do_it_for_me(reading, beyond)
+        _do_it_for_me(reading, acts, beyond)
         or _urged(reading, waits_for_customer)
         or _courtesy_plan(reading, acts, waits_for_customer)
         or _remark_plan(reading, waits_for_customer)
@@ -183,20 +183,25 @@ def _urged(reading: Reading, waits_for_customer: bool) -> Plan | None:
 
 
 def _do_it_for_me(
-    reading: Reading, beyond: Callable[[str, str | None], bool] | None
+    reading: Reading, acts: ActPhrases, beyond: Callable[[str, str | None], bool] | None
 ) -> Plan | None:
-    """A few words read as nothing in scope that ask us to do it ("行 那你帮我取消吧"), right
-    after the customer asked what no tool here does, or asking it themselves (answered how it
-    is done): told it is not put in here. "抱歉，这个问题我暂时无法帮您处理" said it could not be
-    helped with, after the way to do it had just been given."""
+    """A few words that ask us to do it, right after the customer asked what no tool here does,
+    or asking it themselves (answered how it is done): told it is not put in here. Read as
+    nothing in scope ("行 那你帮我取消吧": "抱歉，这个问题我暂时无法帮您处理", after the way to do it
+    had just been given), or telling us to go ahead in the same intent as the question with the
+    value to use ("ok do it, new address is 上海…" after how to change the address: the
+    account-security article, found by its words)."""
     before, intent = reading.previous_text, reading.previous_intent
-    if (
-        beyond is None
-        or before is None
-        or not reading.intent.out_of_scope
-        or reading.found
-        or _says_much(reading.text)
-        or not asks_for_something(reading.text)
+    if beyond is None or before is None or _says_much(reading.text):
+        return None
+    if reading.intent.out_of_scope:
+        if reading.found or not asks_for_something(reading.text):
+            return None
+    elif not (
+        acts.goes_ahead(reading.text)
+        and reading.act != "question"  # "how do I do that": asked how, not told to
+        and reading.intent.name == intent
+        and not reading.intent.workflow
     ):
         return None
     if not (beyond(reading.text, intent) or beyond(before, intent)):

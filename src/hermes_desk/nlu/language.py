@@ -34,6 +34,13 @@ _NEUTRAL = frozenset(
 )
 #: How many Han characters weigh as much as one Latin word.
 HAN_PER_WORD = 1.5
+# A Chinese street address: a value, not the language of the sentence it sits in ("ok do it,
+# new address is 上海市浦东新区世纪大道100号" is English).
+_ADDRESS = re.compile(
+    r"[\u4e00-\u9fff]{2,}(?:省|市|区|县)[\u4e00-\u9fff\d]*?(?:路|街|道|巷|弄)\s*\d+\s*号?"
+)
+#: Latin words a sentence needs for a Chinese address in it to be taken as a value.
+_WORDS_AROUND_AN_ADDRESS = 3
 
 
 def script_weights(text: str) -> tuple[float, float]:
@@ -64,8 +71,12 @@ def detect_language(
         'en'
         >>> detect_language("202405201234", previous="en")
         'en'
+        >>> detect_language("ok do it, new address is 上海市浦东新区世纪大道100号")
+        'en'
     """
     chinese, english = script_weights(text)
+    if chinese > english >= _WORDS_AROUND_AN_ADDRESS and _ADDRESS.search(text):
+        chinese, english = script_weights(_ADDRESS.sub(" ", text))
     fallback: Language = default
     if previous == "zh":
         fallback = "zh"
