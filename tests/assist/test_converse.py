@@ -491,6 +491,15 @@ def test_a_go_ahead_with_what_no_tool_does_is_told_it_is_not_put_in_here(
     assert plan.lookups == () and plan.writes == () and plan.workflow is None
 
 
+def _answers_as(pack: Pack, turn: Any, situation: str | None, *, beyond: bool = False) -> None:
+    """The turn's conversation plan says ``situation`` (None: no plan of its own), and looks up
+    and proposes nothing."""
+    told = functools.partial(asks_what_no_tool_does, pack=pack) if beyond else None
+    plan = conversation_plan(turn, pack.acts, lambda _text: [], beyond=told)
+    assert (plan and plan.situation) == situation, plan
+    assert plan is None or (plan.lookups == () and plan.writes == () and plan.workflow is None)
+
+
 @pytest.mark.parametrize(
     ("said", "status", "situation"),
     [
@@ -510,9 +519,7 @@ def test_asked_to_be_quick_says_what_waits_or_that_nothing_is_in(
     proposals = [] if status is None else [_proposal("act_1", "202405230909", status)]
     turn = reading(pack, "oos", said, proposals=proposals, previous_intent="complaint",
                    previous_text="我要投诉快递员态度差")  # fmt: skip
-    plan = conversation_plan(turn, pack.acts, lambda _text: [])
-    assert (plan and plan.situation) == situation, plan
-    assert plan is None or (plan.lookups == () and plan.writes == () and plan.workflow is None)
+    _answers_as(pack, turn, situation)
 
 
 @pytest.mark.parametrize(
@@ -530,10 +537,7 @@ def test_asked_to_do_what_no_tool_does_after_how_is_told_it_is_not_put_in_here(
 ) -> None:
     turn = reading(pack, "oos", said, dialogue_act=pack.acts.read(said),
                    previous_intent="order_status", previous_text=before)  # fmt: skip
-    beyond = functools.partial(asks_what_no_tool_does, pack=pack)
-    plan = conversation_plan(turn, pack.acts, lambda _text: [], beyond=beyond)
-    assert (plan and plan.situation) == situation, plan
-    assert plan is None or (plan.lookups == () and plan.writes == () and plan.workflow is None)
+    _answers_as(pack, turn, situation, beyond=True)
 
 
 @pytest.mark.parametrize(
@@ -551,10 +555,7 @@ def test_a_go_ahead_with_the_value_after_how_is_told_it_is_not_put_in_here(
     before = "how do I change the delivery address of order 202405231122?"
     turn = reading(pack, "kb_question", said, act=act, dialogue_act=pack.acts.read(said),
                    previous_intent="kb_question", previous_text=before)  # fmt: skip
-    beyond = functools.partial(asks_what_no_tool_does, pack=pack)
-    plan = conversation_plan(turn, pack.acts, lambda _text: [], beyond=beyond)
-    assert (plan and plan.situation) == situation, plan
-    assert plan is None or (plan.lookups == () and plan.writes == () and plan.workflow is None)
+    _answers_as(pack, turn, situation, beyond=True)
 
 
 @pytest.mark.parametrize(

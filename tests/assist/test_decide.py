@@ -1638,8 +1638,9 @@ def test_asked_what_the_waiting_write_gives_says_it_waits(
     """ "what's the temporary password?" while the reset waited for the agent got the article's
     self-service steps: the question names what the write does in its tool's own words, so the
     reply says it is in and waits, and where the password will go."""
-    turn = reading(pack, "kb_question", text, act="question",
-                   waiting=_waiting("approval:reset_password"), proposals=[_reset("proposed")])  # fmt: skip
+    waiting = _waiting("approval:reset_password")
+    turn = reading(pack, "kb_question", text, act="question", waiting=waiting,
+                   proposals=[_reset("proposed")])  # fmt: skip
     plan = decide(turn, pack, tools, user="u1001")
     assert plan.situation == "still_proposed" and plan.recall == ("act_1",)
     assert plan.answer_intent == "password_reset" and plan.lookups == () and plan.workflow is None

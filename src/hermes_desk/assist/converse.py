@@ -187,8 +187,8 @@ def _do_it_for_me(
 ) -> Plan | None:
     """A few words that ask us to do it, right after the customer asked what no tool here does,
     or asking it themselves (answered how it is done): told it is not put in here. Read as
-    nothing in scope ("行 那你帮我取消吧": "抱歉，这个问题我暂时无法帮您处理", after the way to do it
-    had just been given), or telling us to go ahead in the same intent as the question with the
+    nothing in scope ("行 那你帮我取消吧": "抱歉，这个问题我暂时无法帮您处理", after the way to do
+    it had just been given), or telling us to go ahead in the same intent as the question with the
     value to use ("ok do it, new address is 上海…" after how to change the address: the
     account-security article, found by its words)."""
     before, intent = reading.previous_text, reading.previous_intent

@@ -743,9 +743,9 @@ def _status_tells_when(reading: Reading, pack: Pack) -> dict[str, Any]:
     if record is None:
         return {}
     for spec in pack.intents.values():
-        if spec is not reading.intent and spec.kb_record == record:
-            if mentions(reading.text, spec.topic_phrases):
-                return {k: v for k, v in reading.slots.items() if k in reading.intent.slots}
+        named = spec is not reading.intent and spec.kb_record == record
+        if named and mentions(reading.text, spec.topic_phrases):
+            return {k: v for k, v in reading.slots.items() if k in reading.intent.slots}
     return {}
 
 
