@@ -1614,6 +1614,24 @@ def test_when_the_refund_comes_looks_the_conversations_order_up(
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [("can the courier call me?", "en"), ("能让快递员送之前给我打电话吗", "zh"),
+     ("the courier will call me right", "en")],
+)  # fmt: skip
+def test_asking_for_the_couriers_call_is_answered_from_the_knowledge_base(
+    pack: Pack, tools: dict[str, ToolSpec], text: str, language: str
+) -> None:
+    """ "can the courier call me?" got the parcel's status again, and "the courier will call me
+    right" (read as a return) started one: no tool calls the courier; the rush article says the
+    courier calls or texts before delivering."""
+    turn = reading(pack, "logistics", text, act="question", language=language,
+                   slots={"order_id": "202405240001"})  # fmt: skip
+    plan = decide(turn, pack, tools, user="u1004")
+    assert plan.answer_intent == "kb_question" and plan.writes == () and plan.workflow is None
+    assert "kb_search" in [lookup.tool for lookup in plan.lookups]
+
+
 def _reset(status: str) -> Proposal:
     return Proposal(
         id="act_1", tenant="default", user="u1001", session_id="s", tool="reset_password",

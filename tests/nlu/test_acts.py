@@ -185,6 +185,19 @@ def test_a_question_whether_it_may_be_done_asks_for_it(text: str, asked: bool) -
 
 
 @pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        ("能让快递员送之前给我打电话吗", True),  # whether someone named can do it
+        ("can the courier call me?", True),
+        ("did the courier call me?", False),  # whether it happened
+        ("快递员没给我打电话", False),  # it did not
+    ],
+)
+def test_whether_someone_named_can_do_it_asks_for_it(text: str, asked: bool) -> None:
+    assert asks_for(text, ("给我打电话", "call me"), act="question") is asked
+
+
+@pytest.mark.parametrize(
     ("text", "allowed"),
     [
         ("我买的鞋子小了一码 能换吗", True),

@@ -215,6 +215,8 @@ _NOT_ASKED = re.compile(
 # "can I still cancel it?") — not whether it was done ("取消了吗").
 _HOW = re.compile(
     r"(?:能|可以|能不能|可不可以|怎么|怎样|如何|还能)\s*$"
+    # "能让快递员送之前给我打电话吗": whether someone named can do it
+    r"|(?:能|可以|能不能|可不可以)让[^，,。？?\s]{1,10}$"
     # "can the courier leave it at the door?": who would do it, named
     r"|\b(?:can|could)\s+(?:i|we|you|u|they|it|he|she|the\s+(?:courier|driver|delivery\s+\w+))"
     r"\s+(?:still\s+|just\s+)?$|\bhow\s+(?:do|can|could)\s+(?:i|we)\s+$"
