@@ -33,6 +33,10 @@ def test_bundled_ecommerce_pack_is_complete() -> None:
     assert len(list(pack.kb_dir.glob("*.md"))) >= 15
     assert pack.intents[OUT_OF_SCOPE].tools == ()
     assert {"password_reset", "return_refund"} <= set(pack.workflows)
+    starters = {name: pack.starter(name) for name in ("return_refund", "password_reset", "x")}
+    assert {k: v and v.name for k, v in starters.items()} == {
+        "return_refund": "return_exchange", "password_reset": "password_reset", "x": None
+    }  # fmt: skip
     tool_names = {spec.name for spec in pack.tool_specs}
     for intent in pack.intents.values():
         assert set(intent.tools) <= tool_names | {"kb_search"}

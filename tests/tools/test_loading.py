@@ -280,6 +280,8 @@ def test_effects_default_from_the_method_and_explanations_fill_in() -> None:
     # An amount reads as people write it: 429, 35.5 (not "429.0").
     assert write.explanation({"thing_id": 429.0}, "en").startswith("handle 429,")
     assert write.explanation({"thing_id": 35.5}, "en").startswith("handle 35.5,")
+    # What it does, in every language, never what it was called with.
+    assert write.explained_words() == "处理  ，通知尾号   / handle  , tell  "
 
 
 def test_a_code_built_spec_keeps_the_same_rules() -> None:

@@ -143,7 +143,7 @@ def conversation_plan(
         )
     return (
         _do_it_for_me(reading, acts, beyond)
-        or _urged(reading, waits_for_customer)
+        or _urged(reading, waits_for_customer, put_in)
         or _courtesy_plan(reading, acts, waits_for_customer)
         or _remark_plan(reading, waits_for_customer)
     )
@@ -155,7 +155,7 @@ _URGE = re.compile(
 )
 
 
-def _urged(reading: Reading, waits_for_customer: bool) -> Plan | None:
+def _urged(reading: Reading, waits_for_customer: bool, put_in: bool) -> Plan | None:
     """A few words read as nothing in scope that ask us to be quick ("好的 麻烦尽快", "行那你们
     尽快处理吧") got "抱歉，这个问题我暂时无法帮您处理": with a request waiting for the agent, it is
     in and goes ahead once confirmed; with nothing put in, nothing is, and what to do is asked
@@ -170,7 +170,7 @@ def _urged(reading: Reading, waits_for_customer: bool) -> Plan | None:
         return None
     if any(p.pending for p in reading.proposals):
         situation = "act_confirmation_pending"
-    elif not any(p.status != "withdrawn" for p in reading.proposals):
+    elif not put_in:
         situation = "nothing_to_go_ahead"
     else:
         return None

@@ -329,10 +329,10 @@ def _asked_if_done(reading: Reading, pack: Pack) -> Plan | None:
     if not (asked or what_now):
         return None
     workflow = str(newest.why.get("workflow") or "")
-    owners = [n for n, spec in pack.intents.items() if workflow and spec.workflow == workflow]
-    if workflow and not owners:
+    starter = pack.starter(workflow) if workflow else None
+    if workflow and starter is None:
         return None  # a workflow no intent of the pack starts: not this conversation's
-    name = owners[0] if owners else str(newest.why.get("intent") or "")
+    name = starter.name if starter is not None else str(newest.why.get("intent") or "")
     if name not in pack.intents:
         return None
     asked_of_it = reading.intent.name in (name, KB_INTENT) or reading.intent.out_of_scope
@@ -915,10 +915,7 @@ def _continue_waiting(
 ) -> Plan | None:
     waiting = reading.waiting
     assert waiting is not None
-    owner = next(
-        (name for name, spec in pack.intents.items() if spec.workflow == waiting.name),
-        reading.intent.name,
-    )
+    owner = (pack.starter(waiting.name) or reading.intent).name
     if slot.startswith(APPROVAL_PREFIX):
         # Waiting for the agent: asking for the same thing again shows it, it does not restart,
         # and so does asking when it will be approved, whatever intent the question reads as
@@ -1064,10 +1061,6 @@ def _waiting_write(reading: Reading, waiting: WorkflowView) -> Proposal | None:
 _OUTCOME_TERM = re.compile(r"(?=(\b[a-z]{4,} [a-z]{4,}\b|[\u4e00-\u9fff]{3}))")
 
 
-#: A placeholder of a tool's ``explain`` template.
-_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
-
-
 def _names_its_outcome(reading: Reading, write: Proposal, tools: Mapping[str, ToolSpec]) -> bool:
     """The question names what the write does in the words of its tool's ``explain`` ("临时密码"
     of "把临时密码通过短信发送…", "temporary password" of "send a temporary password by SMS…");
@@ -1075,8 +1068,7 @@ def _names_its_outcome(reading: Reading, write: Proposal, tools: Mapping[str, To
     spec = tools.get(write.tool)
     if spec is None:
         return False
-    said = " / ".join(_PLACEHOLDER.sub(" ", template) for template in spec.explain.values())
-    said = said.lower()
+    said = spec.explained_words()
     return any(term in said for term in _OUTCOME_TERM.findall(reading.text.lower()))
 
 
@@ -1392,11 +1384,11 @@ def _its_outcome_asked(reading: Reading, pack: Pack, tools: Mapping[str, ToolSpe
         name = proposal.why.get("workflow")
         if proposal.status != "executed" or not proposal.workflow_id or not name:
             continue
-        owner = next((i for i, spec in pack.intents.items() if spec.workflow == name), None)
-        if owner is None or not _names_its_outcome(reading, proposal, tools):
+        starter = pack.starter(name)
+        if starter is None or not _names_its_outcome(reading, proposal, tools):
             return None  # the newest write only: an older one's outcome may be stale
         return Plan(
-            owner,
+            starter.name,
             "a question naming what the customer's own request gave, after it went through: "
             "its outcome is shown, nothing proposed",
             workflow=WorkflowMove("show", name, proposal.workflow_id),

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import replace
 from typing import Any, Literal
 
 from hermes_desk.actions import ActionService
@@ -183,18 +184,20 @@ class TurnReaderStage:
         """The turn's intent; for one that reads as nothing in scope and opens with courtesies
         before a question ("got it, thanks. what's the temporary password?": "You are welcome"),
         the question's, read alone in the conversation, when that is in scope."""
-        before = state.turns, state.last_text
+        turns, last_text = state.turns, state.last_text
         resolved = self.intents.read(text, state)
         if not resolved.out_of_scope:
             return resolved
         rest = self.pack.acts.after_courtesy(text)
         if rest is None or read_act(rest) != "question":
             return resolved
-        after = state.turns, state.last_text
-        state.turns, state.last_text = before
-        asked = self.intents.read(rest, state)
-        state.turns, state.last_text = after
-        return resolved if asked.out_of_scope else asked
+        # read on the conversation as it stood before this turn (an out-of-scope reading
+        # changed only its count and last text)
+        asked = self.intents.read(rest, replace(state, turns=turns, last_text=last_text))
+        if asked.out_of_scope:
+            return resolved
+        state.intent = asked.intent
+        return asked
 
     def _request_among(self, clauses: tuple[Clause, ...], intent: IntentSpec) -> IntentSpec | None:
         """The intent of the one request a turn's clauses make, when the turn reads as what
@@ -286,9 +289,7 @@ class TurnReaderStage:
         slot = waiting.waiting_for if waiting is not None else None
         if waiting is None or not slot or slot.startswith(APPROVAL_PREFIX):
             return self._kept_in_the_conversation(intent, resolved, text, previous)
-        owner = next(
-            (spec for spec in self.pack.intents.values() if spec.workflow == waiting.name), None
-        )
+        owner = self.pack.starter(waiting.name)
         if owner is None or owner.name == intent.name:
             return self._kept_in_the_conversation(intent, resolved, text, previous)
         brings = found.get(slot) is not None or (

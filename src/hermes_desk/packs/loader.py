@@ -119,6 +119,10 @@ class Pack:
     def intent(self, name: str) -> IntentSpec:
         return self.intents.get(name) or self.intents[OUT_OF_SCOPE]
 
+    def starter(self, workflow: str) -> IntentSpec | None:
+        """The first intent of the pack that starts ``workflow``, or None."""
+        return next((spec for spec in self.intents.values() if spec.workflow == workflow), None)
+
     def optional_file(self, name: str) -> Path | None:
         path = self.root / name
         return path if path.exists() else None

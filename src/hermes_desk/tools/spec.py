@@ -242,6 +242,11 @@ class ToolSpec:
             if not isinstance(properties, Mapping) or name not in properties:
                 raise refuse(f"names {name!r}, which is not a property of response_format", where)
 
+    def explained_words(self) -> str:
+        """The words :attr:`explain` says in every language, lower-cased, without its
+        placeholders: what a call does, never what it was called with."""
+        return " / ".join(_PLACEHOLDER.sub(" ", text) for text in self.explain.values()).lower()
+
     def explanation(self, arguments: Mapping[str, Any], language: str) -> str:
         """What a call with ``arguments`` will do, in ``language``.
 
